@@ -1,0 +1,1 @@
+//! Batched MCTS (work in progress).

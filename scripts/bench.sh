@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Benchmarks: scripts/bench.sh <perft|nn|mcts|selfplay> [args...]
+# Each prints medians and ratios against a reference measured in the same run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+what=${1:-}
+shift || true
+case "$what" in
+  perft) cargo run -q --release -p vzero -- bench perft "$@" ;;
+  *) echo "usage: scripts/bench.sh <perft> [args...]" >&2; exit 2 ;;
+esac
