@@ -1,1 +1,43 @@
-fn main() {}
+//! `vzero`: the command line of the vzero training pipeline.
+
+mod cmd;
+
+use clap::{Parser, Subcommand};
+
+/// Self-play reinforcement learning for chess variants.
+#[derive(Parser)]
+#[command(name = "vzero", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Count the leaves of the legal move tree; the last line is the total.
+    Perft(cmd::rules::PerftArgs),
+    /// List the legal moves, one per line, in UCI notation.
+    Moves(cmd::rules::MovesArgs),
+    /// Print the game state as `<ongoing|win|loss|draw> <reason>` for the side to move.
+    Result(cmd::rules::MovesArgs),
+    /// List the variants with a description and the rules file each follows.
+    Variants,
+    /// Benchmarks printing medians and ratios.
+    #[command(subcommand)]
+    Bench(cmd::bench::BenchCommand),
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Perft(a) => cmd::rules::perft(a),
+        Command::Moves(a) => cmd::rules::moves(a),
+        Command::Result(a) => cmd::rules::result(a),
+        Command::Variants => cmd::rules::variants(),
+        Command::Bench(b) => cmd::bench::run(b),
+    };
+    if let Err(e) = result {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
+}

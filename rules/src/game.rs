@@ -1,0 +1,209 @@
+//! [`Game`]: a position with its history, and the game result with Fairy-Stockfish's precedence
+//! (campmate, then the n-move rule, then repetition, then checkmate or stalemate).
+
+use crate::error::Result;
+use crate::position::Position;
+use crate::types::Move;
+use crate::variant::{Value, Variant};
+use std::fmt;
+
+/// The game's state from the side to move's point of view.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
+pub enum Outcome {
+    /// Not over.
+    Ongoing,
+    /// The side to move has won.
+    Win,
+    /// The side to move has lost.
+    Loss,
+    /// Drawn.
+    Draw,
+}
+
+/// Why the game ended.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
+pub enum Reason {
+    /// Not over.
+    None,
+    /// No legal move while in check.
+    Checkmate,
+    /// No legal move while not in check.
+    Stalemate,
+    /// The opponent's royal piece reached its flag region.
+    Campmate,
+    /// The position occurred the n-th time.
+    Repetition,
+    /// The n-move rule.
+    FiftyMove,
+}
+
+/// Outcome and reason.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
+pub struct GameResult {
+    /// For the side to move.
+    pub outcome: Outcome,
+    /// Why.
+    pub reason: Reason,
+}
+
+impl GameResult {
+    const ONGOING: GameResult = GameResult { outcome: Outcome::Ongoing, reason: Reason::None };
+
+    /// Whether the game is over.
+    pub fn is_over(&self) -> bool {
+        self.outcome != Outcome::Ongoing
+    }
+
+    /// Value for the side to move: 1 win, 0 draw, -1 loss (0 while ongoing).
+    pub fn value(&self) -> f32 {
+        match self.outcome {
+            Outcome::Win => 1.0,
+            Outcome::Loss => -1.0,
+            _ => 0.0,
+        }
+    }
+}
+
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Outcome::Ongoing => "ongoing",
+            Outcome::Win => "win",
+            Outcome::Loss => "loss",
+            Outcome::Draw => "draw",
+        })
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Reason::None => "none",
+            Reason::Checkmate => "checkmate",
+            Reason::Stalemate => "stalemate",
+            Reason::Campmate => "campmate",
+            Reason::Repetition => "repetition",
+            Reason::FiftyMove => "fifty-move",
+        })
+    }
+}
+
+impl fmt::Display for GameResult {
+    /// `<ongoing|win|loss|draw> <reason>`, the format of `vzero result`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}", self.outcome, self.reason)
+    }
+}
+
+fn outcome_of(v: Value) -> Outcome {
+    match v {
+        Value::Win => Outcome::Win,
+        Value::Draw => Outcome::Draw,
+        Value::Loss => Outcome::Loss,
+    }
+}
+
+/// A game: the positions played through, for repetition, undo and records.
+#[derive(Clone, Debug)]
+pub struct Game {
+    positions: Vec<Position>,
+    moves: Vec<Move>,
+    /// Index into `positions` of the last position after an irreversible move.
+    last_reset: Vec<usize>,
+}
+
+impl Game {
+    /// A game starting at `pos`.
+    pub fn new(pos: Position) -> Game {
+        Game { positions: vec![pos], moves: Vec::new(), last_reset: vec![0] }
+    }
+
+    /// A game from the variant's start position.
+    pub fn startpos(variant: Variant) -> Game {
+        Game::new(Position::startpos(variant))
+    }
+
+    /// A game from a FEN.
+    pub fn from_fen(variant: Variant, fen: &str) -> Result<Game> {
+        Ok(Game::new(Position::from_fen(variant, fen)?))
+    }
+
+    /// The current position.
+    pub fn position(&self) -> &Position {
+        self.positions.last().expect("never empty")
+    }
+
+    /// The position the game started from.
+    pub fn start(&self) -> &Position {
+        &self.positions[0]
+    }
+
+    /// Moves played so far.
+    pub fn moves(&self) -> &[Move] {
+        &self.moves
+    }
+
+    /// Plays a legal move.
+    pub fn play(&mut self, m: Move) {
+        let mut next = *self.position();
+        next.play(m);
+        let reset = if next.halfmove_clock() == 0 { self.positions.len() } else { *self.last_reset.last().expect("never empty") };
+        self.positions.push(next);
+        self.moves.push(m);
+        self.last_reset.push(reset);
+    }
+
+    /// Parses, checks and plays a UCI move.
+    pub fn play_uci(&mut self, text: &str) -> Result<Move> {
+        let m = self.position().parse_uci(text)?;
+        self.play(m);
+        Ok(m)
+    }
+
+    /// Takes back the last move, if any.
+    pub fn undo(&mut self) -> Option<Move> {
+        let m = self.moves.pop()?;
+        self.positions.pop();
+        self.last_reset.pop();
+        Some(m)
+    }
+
+    /// How many times the current position occurred before, within the repetition window.
+    pub fn repetitions(&self) -> usize {
+        let pos = self.position();
+        let whole = match pos.variant() {
+            Variant::Small(r) => r.repetition_whole_game,
+            Variant::Large(r) => r.repetition_whole_game,
+        };
+        let n = self.positions.len() - 1;
+        let first = if whole { 0 } else { *self.last_reset.last().expect("never empty") };
+        let key = pos.key();
+        self.positions[first..n].iter().filter(|p| p.key() == key).count()
+    }
+
+    /// The game state for the side to move.
+    pub fn result(&self) -> GameResult {
+        let pos = self.position();
+        let (nmove, nfold, nfold_value, stalemate) = match pos.variant() {
+            Variant::Small(r) => (r.nmove, r.nfold, r.nfold_value, r.stalemate),
+            Variant::Large(r) => (r.nmove, r.nfold, r.nfold_value, r.stalemate),
+        };
+        if pos.flag_reached() {
+            return GameResult { outcome: Outcome::Loss, reason: Reason::Campmate };
+        }
+        let no_moves = pos.legal_moves().is_empty();
+        if nmove > 0 && pos.halfmove_clock() >= 2 * nmove && (!pos.is_check() || !no_moves) {
+            return GameResult { outcome: Outcome::Draw, reason: Reason::FiftyMove };
+        }
+        if nfold > 1 && self.repetitions() + 1 >= nfold as usize {
+            return GameResult { outcome: outcome_of(nfold_value), reason: Reason::Repetition };
+        }
+        if no_moves {
+            if pos.is_check() {
+                return GameResult { outcome: Outcome::Loss, reason: Reason::Checkmate };
+            }
+            return GameResult { outcome: outcome_of(stalemate), reason: Reason::Stalemate };
+        }
+        GameResult::ONGOING
+    }
+}

@@ -1,0 +1,4 @@
+//! One module per subcommand family.
+
+pub mod bench;
+pub mod rules;

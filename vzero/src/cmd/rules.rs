@@ -1,0 +1,99 @@
+//! Rules commands: `perft`, `moves`, `result`, `variants`.
+
+use anyhow::{bail, Result};
+use clap::Args;
+use vzero_rules::{Game, Position, Variant};
+
+/// Where a position comes from: variant, FEN and moves played from it.
+#[derive(Args, Debug, Clone)]
+pub struct PositionArgs {
+    /// Variant name, or a path to a variant definition (.toml).
+    #[arg(long, default_value = "empire")]
+    pub variant: String,
+    /// Start from this FEN instead of the variant's start position.
+    #[arg(long)]
+    pub fen: Option<String>,
+    /// Moves to play first, in UCI notation, separated by spaces.
+    #[arg(long, default_value = "")]
+    pub moves: String,
+}
+
+impl PositionArgs {
+    /// Builds the game: the position after the moves, with its history.
+    pub fn game(&self) -> Result<Game> {
+        let v = Variant::load(&self.variant)?;
+        let mut game = match &self.fen {
+            Some(f) => Game::from_fen(v, f)?,
+            None => Game::startpos(v),
+        };
+        for m in self.moves.split_whitespace() {
+            game.play_uci(m)?;
+        }
+        Ok(game)
+    }
+}
+
+/// Arguments of `vzero perft`.
+#[derive(Args, Debug)]
+pub struct PerftArgs {
+    #[command(flatten)]
+    pos: PositionArgs,
+    /// Depth in plies.
+    #[arg(long)]
+    depth: u32,
+    /// Print the count below each legal move first.
+    #[arg(long)]
+    divide: bool,
+}
+
+/// Arguments of `vzero moves` and `vzero result`.
+#[derive(Args, Debug)]
+pub struct MovesArgs {
+    #[command(flatten)]
+    pos: PositionArgs,
+}
+
+pub fn perft(a: PerftArgs) -> Result<()> {
+    if a.depth > 20 {
+        bail!("--depth {} is too deep (at most 20)", a.depth);
+    }
+    let pos: Position = *a.pos.game()?.position();
+    if a.divide && a.depth > 0 {
+        let mut total = 0;
+        for m in pos.legal_moves() {
+            let mut next = pos;
+            next.play(m);
+            let n = next.perft(a.depth - 1);
+            println!("{}: {n}", pos.uci(m));
+            total += n;
+        }
+        println!();
+        println!("{total}");
+    } else {
+        println!("{}", pos.perft(a.depth));
+    }
+    Ok(())
+}
+
+pub fn moves(a: MovesArgs) -> Result<()> {
+    let game = a.pos.game()?;
+    let pos = game.position();
+    for m in pos.legal_moves() {
+        println!("{}", pos.uci(m));
+    }
+    Ok(())
+}
+
+pub fn result(a: MovesArgs) -> Result<()> {
+    println!("{}", a.pos.game()?.result());
+    Ok(())
+}
+
+pub fn variants() -> Result<()> {
+    for name in vzero_rules::variant::builtin_names() {
+        let v = Variant::builtin(name)?;
+        let d = v.def();
+        println!("{:<16} {:>2}x{:<2} {:<18} {}", d.name, d.files, d.ranks, d.rules_file, d.description);
+    }
+    Ok(())
+}
