@@ -129,6 +129,11 @@ impl Position {
         each!(self, p => p.in_check())
     }
 
+    /// Whether `color`'s royal piece is attacked (for the side to move: in check).
+    pub fn is_royal_attacked(&self, color: Color) -> bool {
+        each!(self, p => !p.checkers_of(color).is_empty())
+    }
+
     /// Legal moves into a reusable list.
     pub fn legal_moves_into(&self, list: &mut MoveList) {
         each!(self, p => p.legal_moves(list))
