@@ -34,7 +34,7 @@ impl Game for Toy {
     fn play(&mut self, mv: u16) {
         self.h = mix(self.h ^ mv as u64);
         self.ply += 1;
-        if self.h % 16 != 0 {
+        if self.h & 15 != 0 {
             self.to_move ^= 1; // 1 in 16 moves is a double move
         }
     }

@@ -6,6 +6,11 @@
 //! count (in this search) equals `considered_visits(m, n)[k]`, and among those the action with the
 //! largest `g + logits + sigma(completedQ)` is taken. The first `m` simulations therefore visit the
 //! top-m actions by `g + logits`, and each later phase keeps the better half.
+//!
+//! Only the root uses Gumbel selection; interior nodes use plain PUCT (with FPU and virtual loss),
+//! not mctx's deterministic non-root selection. Visit counts for the halving schedule are those of
+//! the current search (reused subtree visits do not shift the schedule), while sigma uses the full
+//! visit counts of the root's edges.
 
 use crate::config::GumbelConfig;
 
@@ -124,7 +129,7 @@ mod tests {
         let mut out = Vec::new();
         // Two visited actions (p 0.5 q 1.0 x2 visits, p 0.25 q -1.0 x1), one unvisited.
         sigma_completed_q(&cfg, 0.2, &[0.5, 0.25, 0.25], &[2, 1, 0], &[1.0, -1.0, 0.0], &mut out);
-        let weighted = (0.5 * 1.0 + 0.25 * -1.0) / 0.75;
+        let weighted = (0.5 * 1.0 - 0.25) / 0.75;
         let mixed = (0.2 + 3.0 * weighted) / 4.0;
         // scale = (0 + max N = 2) * 1
         assert!((out[0] - 2.0).abs() < 1e-6);

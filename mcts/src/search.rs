@@ -709,14 +709,22 @@ impl<G: Game> Search<G> {
     }
 }
 
-/// Gathers up to `per_tree` leaves from each unfinished search into `out`, for one batched
-/// evaluation; `leaf.handle.tree()` is the index into `searches` to `apply` the result to.
-/// Returns the number of leaves added.
-pub fn gather_batch<G: Game>(searches: &mut [Search<G>], per_tree: usize, out: &mut Vec<Leaf<G>>) -> usize {
+/// Gathers up to `per_tree` leaves from each unfinished search (at most `max_total` in all) into
+/// `out`, for one batched evaluation; `leaf.handle.tree()` is the index into `searches` of the
+/// search to `apply` the evaluation to. Returns the number of leaves added.
+pub fn gather_batch<G: Game>(
+    searches: &mut [Search<G>],
+    per_tree: usize,
+    max_total: usize,
+    out: &mut Vec<Leaf<G>>,
+) -> usize {
     let mut n = 0;
     for (i, s) in searches.iter_mut().enumerate() {
+        if n >= max_total {
+            break;
+        }
         if !s.is_done() {
-            n += s.gather_tagged(i as u32, per_tree, out);
+            n += s.gather_tagged(i as u32, per_tree.min(max_total - n), out);
         }
     }
     n

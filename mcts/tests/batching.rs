@@ -82,7 +82,7 @@ fn batched_search_over_many_trees_finds_the_win() {
     let mut batches = 0;
     while searches.iter().any(|s| !s.is_done()) {
         batch.clear();
-        gather_batch(&mut searches, 8, &mut batch);
+        assert!(gather_batch(&mut searches, 8, 40, &mut batch) <= 40);
         batches += 1;
         for leaf in &batch {
             eval_leaf(&mut searches[leaf.handle.tree()], leaf);
