@@ -90,3 +90,40 @@ fn zero_gumbel_scale_is_deterministic_across_seeds_and_budget_zero_samples_prior
     }
     assert!((1650..1950).contains(&counts[0]) && (750..1050).contains(&counts[1]), "{counts:?}");
 }
+
+#[test]
+fn policy_target_is_softmax_of_logits_plus_sigma_completed_q() {
+    // Recompute the target from the reported statistics with the paper's formula.
+    let cfg = GumbelConfig { max_considered: 8, ..GumbelConfig::default() };
+    let sc = SearchConfig { root_mode: RootMode::Gumbel(cfg), ..SearchConfig::default() };
+    let mut s = Search::new(Endless::new(12), sc, 9);
+    let priors: Vec<f32> = (0..12).map(|i| (i + 1) as f32 / 78.0).collect();
+    let r = s
+        .run(40, |st, _, p| {
+            p.copy_from_slice(&priors);
+            LeafValue::scalar(((st.path % 17) as f32 / 8.0 - 1.0).clamp(-1.0, 1.0))
+        })
+        .unwrap();
+    let visited: Vec<bool> = r.moves.iter().map(|m| m.visits > 0).collect();
+    assert!(visited.iter().any(|v| !v), "want some unvisited moves");
+    let sum_n: f32 = r.moves.iter().map(|m| m.visits as f32).sum();
+    let max_n = r.moves.iter().map(|m| m.visits).max().unwrap() as f32;
+    let sum_p: f32 = r.moves.iter().filter(|m| m.visits > 0).map(|m| m.prior).sum();
+    let sum_pq: f32 = r.moves.iter().filter(|m| m.visits > 0).map(|m| m.prior * m.q.unwrap()).sum();
+    let mixed = (r.raw_value + sum_n * sum_pq / sum_p) / (sum_n + 1.0);
+    let completed: Vec<f32> = r.moves.iter().map(|m| m.q.unwrap_or(mixed)).collect();
+    let lo = completed.iter().cloned().fold(f32::INFINITY, f32::min);
+    let hi = completed.iter().cloned().fold(f32::NEG_INFINITY, f32::max);
+    let z: Vec<f32> = r
+        .moves
+        .iter()
+        .zip(&completed)
+        .map(|(m, q)| m.prior.ln() + (cfg.c_visit + max_n) * cfg.c_scale * (q - lo) / (hi - lo))
+        .collect();
+    let zmax = z.iter().cloned().fold(f32::NEG_INFINITY, f32::max);
+    let e: Vec<f32> = z.iter().map(|x| (x - zmax).exp()).collect();
+    let es: f32 = e.iter().sum();
+    for (i, (t, x)) in r.policy_target.iter().zip(&e).enumerate() {
+        assert!((t - x / es).abs() < 1e-4, "move {i}: {t} vs {}", x / es);
+    }
+}
