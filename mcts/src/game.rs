@@ -1,0 +1,16 @@
+//! The game interface the search is generic over.
+
+/// A two-player, zero-sum, turn-based game as the search sees it.
+/// Turns need not alternate: the same player may move twice in a row (a "Dictator" double move, a pass).
+pub trait Game: Clone + Send {
+    /// A move; cheap to copy and compare.
+    type Move: Copy + Eq + std::hash::Hash + std::fmt::Debug + Send + Sync;
+    /// Player to move: 0 or 1.
+    fn to_move(&self) -> usize;
+    /// Appends the legal moves (in a deterministic order) to `out`.
+    fn legal_moves(&self, out: &mut Vec<Self::Move>);
+    /// Plays `mv`, which must be legal.
+    fn play(&mut self, mv: Self::Move);
+    /// `Some(v)` if the game is over: v = outcome for the player to move in [-1, 1] (1 win, 0 draw, -1 loss).
+    fn terminal_value(&self) -> Option<f32>;
+}
