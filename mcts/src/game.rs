@@ -13,4 +13,16 @@ pub trait Game: Clone + Send {
     fn play(&mut self, mv: Self::Move);
     /// `Some(v)` if the game is over: v = outcome for the player to move in [-1, 1] (1 win, 0 draw, -1 loss).
     fn terminal_value(&self) -> Option<f32>;
+
+    /// What the search asks of a new node: the terminal value if the game is over, otherwise
+    /// `None` with the legal moves appended to `out` (nothing is appended for a terminal position).
+    /// The default calls [`Game::terminal_value`] then [`Game::legal_moves`]; override it when the
+    /// two share work (a chess rules core must generate the moves to detect mate).
+    fn expand(&self, out: &mut Vec<Self::Move>) -> Option<f32> {
+        let t = self.terminal_value();
+        if t.is_none() {
+            self.legal_moves(out);
+        }
+        t
+    }
 }

@@ -6,6 +6,8 @@
 //!   a total concentration, move temperature schedule, tree reuse ([`Search::advance`]).
 //! * Gumbel root search with sequential halving and the completed-Q policy target ([`RootMode::Gumbel`]).
 //! * Playout cap randomization ([`PlayoutCap`]) and resignation with playthrough statistics ([`resign`]).
+//! * [`VariantGame`]: the rules core's variants as a [`Game`], with cheap no-network evaluators
+//!   ([`MaterialEvaluator`], [`RolloutEvaluator`]).
 //!
 //! All randomness comes from the seed given to [`Search::new`].
 //!
@@ -56,6 +58,7 @@ pub mod resign;
 pub mod result;
 pub mod search;
 mod tree;
+pub mod variant_game;
 
 pub use config::{DirichletNoise, GumbelConfig, PlayoutCap, RootMode, SearchConfig, TemperatureSchedule};
 pub use eval::{uniform_evaluator, LeafValue};
@@ -63,3 +66,4 @@ pub use game::Game;
 pub use resign::{FalseResignStats, PlaythroughOutcome, ResignConfig, ResignTracker};
 pub use result::{MoveStats, NodeStats, SearchResult};
 pub use search::{gather_batch, Leaf, LeafHandle, Search};
+pub use variant_game::{material_balance, material_evaluator, MaterialEvaluator, RolloutEvaluator, VariantGame};

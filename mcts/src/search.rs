@@ -446,10 +446,7 @@ impl<G: Game> Search<G> {
     /// draws) are marked terminal with their value.
     fn new_node(&mut self, parent: u32, parent_edge: u32, state: &G) -> u32 {
         let first = self.tree.moves.len();
-        let terminal = state.terminal_value();
-        if terminal.is_none() {
-            state.legal_moves(&mut self.tree.moves);
-        }
+        let terminal = state.expand(&mut self.tree.moves);
         let idx = self.tree.push_node(parent, parent_edge, state.to_move(), first);
         let no_moves = self.tree.nodes[idx as usize].num_edges == 0;
         debug_assert!(terminal.is_some() || !no_moves, "non-terminal position without legal moves");

@@ -1,0 +1,321 @@
+//! The search's [`Game`] for the rules core's variants, and cheap evaluators that need no network.
+//!
+//! [`VariantGame`] is a [`Position`] plus the Zobrist keys of the earlier positions inside the
+//! repetition window: everything [`vzero_rules::Game::result`] looks at, without the rules
+//! `Game`'s history of whole positions (cloning that on every simulation costs far more; see
+//! `docs/search.md`). Its result is exactly `Game::result()`'s: campmate, then the n-move rule,
+//! then repetition, then checkmate or stalemate, each scored as the variant defines it (empire
+//! stalemate and repetition lose for the side to move, shogun's draw).
+//!
+//! Players: 0 = White, 1 = Black. Turns need not alternate: after a Dictator's first step the
+//! same side moves again (a second step or the pass `0000`).
+//!
+//! Evaluators: [`MaterialEvaluator`] (uniform priors, tanh of the material difference) and
+//! [`RolloutEvaluator`] (uniform priors, a short deterministic random playout).
+
+use std::cell::RefCell;
+
+use vzero_rules::definition::VariantDef;
+use vzero_rules::{GameResult, Move, MoveList, Outcome, Position, Reason, Variant};
+
+use crate::eval::LeafValue;
+use crate::game::Game;
+
+/// The game-end rules of a variant, read once from its definition.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct EndRules {
+    /// n-move rule in moves (0: none); drawn when the halfmove clock reaches 2n.
+    nmove: u32,
+    /// Repetitions that end the game (0 or 1: none).
+    nfold: u32,
+    /// Outcome of the n-fold repetition for the side to move.
+    nfold_outcome: Outcome,
+    /// Outcome of stalemate for the side to move.
+    stalemate_outcome: Outcome,
+    /// Repetitions count over the whole game (not only since the last irreversible move).
+    whole_game: bool,
+}
+
+fn outcome_named(s: &str) -> Outcome {
+    match s {
+        "win" => Outcome::Win,
+        "loss" => Outcome::Loss,
+        _ => Outcome::Draw,
+    }
+}
+
+impl EndRules {
+    fn of(def: &VariantDef) -> EndRules {
+        let e = &def.end;
+        EndRules {
+            nmove: e.nmove,
+            nfold: e.nfold,
+            nfold_outcome: outcome_named(&e.nfold_value),
+            stalemate_outcome: outcome_named(&e.stalemate),
+            whole_game: e.repetition_window == "game",
+        }
+    }
+}
+
+thread_local! {
+    /// Scratch move list (4 KiB) so the hot path neither allocates nor clears one per node.
+    static SCRATCH: RefCell<MoveList> = RefCell::new(MoveList::new());
+}
+
+/// A position of a rules-core variant with what repetition needs; implements the search's [`Game`].
+#[derive(Clone, Debug)]
+pub struct VariantGame {
+    pos: Position,
+    /// Keys of the earlier positions in the repetition window, oldest first.
+    keys: Vec<u64>,
+    end: EndRules,
+}
+
+impl VariantGame {
+    /// A game starting at `pos` (no earlier positions).
+    pub fn new(pos: Position) -> VariantGame {
+        let end = EndRules::of(pos.variant().def());
+        VariantGame { pos, keys: Vec::new(), end }
+    }
+
+    /// A game from the variant's start position.
+    pub fn startpos(variant: Variant) -> VariantGame {
+        VariantGame::new(Position::startpos(variant))
+    }
+
+    /// The same game as a rules-core [`vzero_rules::Game`] (its start position and moves).
+    pub fn from_game(game: &vzero_rules::Game) -> VariantGame {
+        let mut g = VariantGame::new(*game.start());
+        for &m in game.moves() {
+            g.play_move(m);
+        }
+        g
+    }
+
+    /// The current position.
+    pub fn position(&self) -> &Position {
+        &self.pos
+    }
+
+    /// The variant.
+    pub fn variant(&self) -> Variant {
+        self.pos.variant()
+    }
+
+    /// How many times the current position occurred before, within the repetition window
+    /// (as [`vzero_rules::Game::repetitions`]).
+    pub fn repetitions(&self) -> usize {
+        let k = self.pos.key();
+        self.keys.iter().filter(|&&x| x == k).count()
+    }
+
+    /// Plays a legal move.
+    #[inline]
+    pub fn play_move(&mut self, m: Move) {
+        let before = self.pos.key();
+        self.pos.play(m);
+        if !self.end.whole_game && self.pos.halfmove_clock() == 0 {
+            self.keys.clear();
+        } else {
+            self.keys.push(before);
+        }
+    }
+
+    /// Parses, checks and plays a UCI move.
+    pub fn play_uci(&mut self, text: &str) -> vzero_rules::Result<Move> {
+        let m = self.pos.parse_uci(text)?;
+        self.play_move(m);
+        Ok(m)
+    }
+
+    /// The game state for the side to move, exactly as [`vzero_rules::Game::result`].
+    pub fn result(&self) -> GameResult {
+        SCRATCH.with(|l| {
+            let mut list = l.borrow_mut();
+            self.result_with(&mut list)
+        })
+    }
+
+    /// The result, with the legal moves left in `list` (cleared when the side to move has just
+    /// lost by campmate, where move generation is skipped).
+    fn result_with(&self, list: &mut MoveList) -> GameResult {
+        let pos = &self.pos;
+        let end = &self.end;
+        list.clear();
+        if pos.flag_reached() {
+            return GameResult { outcome: Outcome::Loss, reason: Reason::Campmate };
+        }
+        pos.legal_moves_into(list);
+        let no_moves = list.is_empty();
+        if end.nmove > 0 && pos.halfmove_clock() >= 2 * end.nmove && (!no_moves || !pos.is_check()) {
+            return GameResult { outcome: Outcome::Draw, reason: Reason::FiftyMove };
+        }
+        // Fewer earlier positions than needed: skip the scan.
+        if end.nfold > 1 && self.keys.len() + 1 >= end.nfold as usize && self.repetitions() + 1 >= end.nfold as usize {
+            return GameResult { outcome: end.nfold_outcome, reason: Reason::Repetition };
+        }
+        if no_moves {
+            if pos.is_check() {
+                return GameResult { outcome: Outcome::Loss, reason: Reason::Checkmate };
+            }
+            return GameResult { outcome: end.stalemate_outcome, reason: Reason::Stalemate };
+        }
+        GameResult { outcome: Outcome::Ongoing, reason: Reason::None }
+    }
+}
+
+fn terminal(r: GameResult) -> Option<f32> {
+    r.is_over().then(|| r.value())
+}
+
+impl Game for VariantGame {
+    type Move = Move;
+
+    #[inline]
+    fn to_move(&self) -> usize {
+        self.pos.side_to_move().index()
+    }
+
+    fn legal_moves(&self, out: &mut Vec<Move>) {
+        SCRATCH.with(|l| {
+            let mut list = l.borrow_mut();
+            list.clear();
+            self.pos.legal_moves_into(&mut list);
+            out.extend_from_slice(list.as_slice());
+        })
+    }
+
+    #[inline]
+    fn play(&mut self, mv: Move) {
+        self.play_move(mv)
+    }
+
+    fn terminal_value(&self) -> Option<f32> {
+        terminal(self.result())
+    }
+
+    /// Generates the legal moves once for both the result and the node's edges.
+    fn expand(&self, out: &mut Vec<Move>) -> Option<f32> {
+        SCRATCH.with(|l| {
+            let mut list = l.borrow_mut();
+            let r = self.result_with(&mut list);
+            if !r.is_over() {
+                out.extend_from_slice(list.as_slice());
+            }
+            terminal(r)
+        })
+    }
+}
+
+/// Material of the side to move minus the opponent's, in pawns (`PieceInfo::value`), counting
+/// pieces on the board and in hand; royal pieces are not counted.
+pub fn material_balance(pos: &Position) -> f32 {
+    let v = pos.variant();
+    let pieces = v.pieces();
+    let us = pos.side_to_move();
+    // Each side summed on its own so that equal armies give exactly 0.
+    let mut sum = [0.0f32; 2];
+    for sq in 0..v.files() * v.ranks() {
+        if let Some(p) = pos.piece_at(vzero_rules::Square(sq as u8)) {
+            let info = &pieces[p.kind.index()];
+            if !info.royal {
+                sum[p.color.index()] += info.value;
+            }
+        }
+    }
+    for &pt in v.hand_types() {
+        for c in [us, us.flip()] {
+            sum[c.index()] += pos.hand_count(c, pt) as f32 * pieces[pt.index()].value;
+        }
+    }
+    sum[us.index()] - sum[us.flip().index()]
+}
+
+fn uniform(priors: &mut [f32]) {
+    let p = 1.0 / priors.len().max(1) as f32;
+    priors.iter_mut().for_each(|x| *x = p);
+}
+
+/// Uniform priors and value `tanh(material difference / scale)` for the side to move.
+/// Deterministic; usable before any network exists.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MaterialEvaluator {
+    /// Material difference (in pawns) that gives a value of tanh(1) ≈ 0.76. Large enough that
+    /// being a rook or two up does not saturate the value: a mate (1.0) must still stand out.
+    pub scale: f32,
+}
+
+impl Default for MaterialEvaluator {
+    fn default() -> Self {
+        MaterialEvaluator { scale: 10.0 }
+    }
+}
+
+impl MaterialEvaluator {
+    /// Evaluates a leaf: fills `priors` (uniform over `moves`) and returns the value.
+    pub fn evaluate(&self, state: &VariantGame, _moves: &[Move], priors: &mut [f32]) -> LeafValue {
+        uniform(priors);
+        LeafValue::scalar((material_balance(&state.pos) / self.scale.max(1e-3)).tanh())
+    }
+}
+
+/// [`MaterialEvaluator::evaluate`] with the default scale, in the shape [`crate::Search::run`] takes.
+pub fn material_evaluator(state: &VariantGame, moves: &[Move], priors: &mut [f32]) -> LeafValue {
+    MaterialEvaluator::default().evaluate(state, moves, priors)
+}
+
+/// Uniform priors and the value of a short random playout: the game result if the playout ends
+/// the game, otherwise the material value where it stops. The playout's moves are drawn from a
+/// generator seeded by the leaf's key and `seed`, so the same leaf always gets the same value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RolloutEvaluator {
+    /// Most plies played from the leaf.
+    pub plies: u32,
+    /// Seed mixed with the leaf's key.
+    pub seed: u64,
+    /// Material scale at the playout's end (see [`MaterialEvaluator`]).
+    pub material: MaterialEvaluator,
+}
+
+impl Default for RolloutEvaluator {
+    fn default() -> Self {
+        RolloutEvaluator { plies: 16, seed: 0, material: MaterialEvaluator::default() }
+    }
+}
+
+fn splitmix(x: &mut u64) -> u64 {
+    *x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *x;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+impl RolloutEvaluator {
+    /// Evaluates a leaf: fills `priors` (uniform over `moves`) and returns the playout's value
+    /// for the leaf's side to move.
+    pub fn evaluate(&self, state: &VariantGame, _moves: &[Move], priors: &mut [f32]) -> LeafValue {
+        uniform(priors);
+        let me = state.to_move();
+        let mut g = state.clone();
+        let mut rng = state.pos.key() ^ self.seed.wrapping_mul(0xD1B5_4A32_D192_ED03);
+        let mut list = MoveList::new();
+        let mut ply = 0;
+        loop {
+            let r = g.result_with(&mut list);
+            let (v, draw) = if r.is_over() {
+                (r.value(), if r.outcome == Outcome::Draw { 1.0 } else { 0.0 })
+            } else if ply >= self.plies {
+                ((material_balance(&g.pos) / self.material.scale.max(1e-3)).tanh(), 0.0)
+            } else {
+                let n = list.len() as u64;
+                let m = list.as_slice()[((splitmix(&mut rng) >> 32) * n >> 32) as usize];
+                g.play_move(m);
+                ply += 1;
+                continue;
+            };
+            let v = if g.to_move() == me { v } else { -v };
+            return LeafValue { value: v, draw };
+        }
+    }
+}

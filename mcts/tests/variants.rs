@@ -1,0 +1,359 @@
+//! The search on the rules core's variants: terminal scoring from the rules, mates found with
+//! the cheap evaluators, Gumbel targets, determinism.
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use vzero_mcts::{
+    material_balance, material_evaluator, Game, GumbelConfig, MaterialEvaluator, RolloutEvaluator, RootMode, Search,
+    SearchConfig, SearchResult, uniform_evaluator, VariantGame,
+};
+use vzero_rules::{Color, Game as RulesGame, Move, MoveKind, Outcome, Position, Reason, Variant};
+
+fn variant(name: &str) -> Variant {
+    Variant::builtin(name).unwrap()
+}
+
+fn rules_game(v: &str, fen: &str, moves: &str) -> RulesGame {
+    let mut g = RulesGame::from_fen(variant(v), fen).unwrap();
+    for m in moves.split_whitespace() {
+        g.play_uci(m).unwrap();
+    }
+    g
+}
+
+/// Whether `me` wins by force within `plies` plies (by the rules core's results).
+fn forced_win(g: &mut RulesGame, me: Color, plies: u32) -> bool {
+    let r = g.result();
+    let side = g.position().side_to_move();
+    if r.is_over() {
+        let v = if side == me { r.value() } else { -r.value() };
+        return v > 0.0;
+    }
+    if plies == 0 {
+        return false;
+    }
+    let moves = g.position().legal_moves();
+    let mut check = |m: Move| {
+        g.play(m);
+        let w = forced_win(g, me, plies - 1);
+        g.undo();
+        w
+    };
+    if side == me {
+        moves.into_iter().any(&mut check)
+    } else {
+        moves.into_iter().all(&mut check)
+    }
+}
+
+fn uci(g: &RulesGame, m: Move) -> String {
+    g.position().uci(m)
+}
+
+fn search(g: &RulesGame, cfg: SearchConfig, sims: u32, seed: u64) -> SearchResult<Move> {
+    let mut s = Search::new(VariantGame::from_game(g), cfg, seed);
+    s.run(sims, material_evaluator).expect("root not terminal")
+}
+
+/// Which cheap evaluator a test searches with.
+#[derive(Clone, Copy, Debug)]
+enum Eval {
+    /// Uniform priors, value 0 (`uniform_evaluator`).
+    Stub,
+    /// Uniform priors, material value (`material_evaluator`).
+    Material,
+}
+
+/// Checks that `fen` is a win in exactly `n` moves of the side to move (not fewer), then that the
+/// search (PUCT and Gumbel roots) chooses a move that keeps the forced win.
+fn finds_forced_win(v: &str, fen: &str, n: u32, sims: u32, evals: &[Eval]) {
+    let mut g = rules_game(v, fen, "");
+    let me = g.position().side_to_move();
+    let plies = 2 * n - 1;
+    assert!(forced_win(&mut g, me, plies), "{v} {fen}: no win in {n}");
+    if n > 1 {
+        assert!(!forced_win(&mut g, me, plies - 2), "{v} {fen}: already a win in {}", n - 1);
+    }
+    for &ev in evals {
+        for cfg in [SearchConfig::default(), gumbel_greedy()] {
+            let mut s = Search::new(VariantGame::from_game(&g), cfg.clone(), 7);
+            let r = match ev {
+                Eval::Stub => s.run(sims, uniform_evaluator),
+                Eval::Material => s.run(sims, material_evaluator),
+            }
+            .unwrap();
+            let mv = uci(&g, r.chosen);
+            g.play(r.chosen);
+            let ok = forced_win(&mut g, me, plies - 1);
+            g.undo();
+            assert!(ok, "{v} {fen} ({ev:?}, {:?}): chose {mv}, which does not win in {n}", cfg.root_mode);
+        }
+    }
+}
+
+/// A Gumbel root without noise that considers every legal move (with uniform priors and m = 16,
+/// only the first 16 moves in generation order would be looked at).
+fn gumbel_greedy() -> SearchConfig {
+    SearchConfig {
+        root_mode: RootMode::Gumbel(GumbelConfig { gumbel_scale: 0.0, max_considered: 1024, ..GumbelConfig::default() }),
+        ..SearchConfig::default()
+    }
+}
+
+fn state(v: &str, fen: &str, moves: &str) -> VariantGame {
+    VariantGame::from_game(&rules_game(v, fen, moves))
+}
+
+// ---- mates ----
+
+#[test]
+fn empire_mate_in_one() {
+    finds_forced_win("empire", "4k3/8/8/8/8/7r/6r1/K7 b - - 0 1", 1, 400, &[Eval::Stub, Eval::Material]);
+}
+
+#[test]
+fn empire_mate_in_two() {
+    finds_forced_win("empire", "4k3/8/8/8/7r/6r1/8/K7 b - - 0 1", 2, 4000, &[Eval::Stub, Eval::Material]);
+}
+
+#[test]
+fn shogun_mate_in_one() {
+    // Smothered mate: Nf7#.
+    finds_forced_win("shogun", "6rk/6pp/8/6N1/8/8/8/4K3[] w - - 0 1", 1, 400, &[Eval::Stub, Eval::Material]);
+}
+
+#[test]
+fn shogun_mate_in_two() {
+    // Queen sacrifice then smothered mate: Qg8+ Rxg8 Nf7# (the captured queen cannot block a knight).
+    // The material evaluator is not asked: it prefers winning a piece (c4a6+) to the sacrifice
+    // at this budget, as a material-greedy search would. The Gumbel root with uniform priors
+    // halves ~40 moves on 0-valued ties, so it needs a larger budget than PUCT here.
+    finds_forced_win("shogun", "5r1k/6pp/8/3+F2N1/2B5/8/8/4K3[] w - - 0 1", 2, 20000, &[Eval::Stub]);
+}
+
+#[test]
+fn rollout_evaluator_finds_mate_in_one() {
+    let g = rules_game("shogun", "6rk/6pp/8/6N1/8/8/8/4K3[] w - - 0 1", "");
+    let ev = RolloutEvaluator::default();
+    let mut s = Search::new(VariantGame::from_game(&g), SearchConfig::default(), 1);
+    let r = s.run(400, |st, m, p| ev.evaluate(st, m, p)).unwrap();
+    assert!(["g5f7", "g5f7+"].contains(&uci(&g, r.chosen).as_str()), "chose {}", uci(&g, r.chosen));
+}
+
+// ---- terminal scoring from the rules ----
+
+/// Terminal value of the search's state, checked against the rules core's `Game::result()`.
+fn terminal(v: &str, fen: &str, moves: &str) -> Option<f32> {
+    let g = rules_game(v, fen, moves);
+    let st = VariantGame::from_game(&g);
+    assert_eq!(st.result(), g.result(), "{v} {fen} {moves}");
+    let mut out = Vec::new();
+    let t = st.expand(&mut out);
+    assert_eq!(t, st.terminal_value());
+    assert!(t.is_some() || out == g.position().legal_moves());
+    t
+}
+
+#[test]
+fn empire_stalemate_is_a_loss_for_the_stalemated_side() {
+    let fen = "k7/2K5/S7/8/8/8/8/8 b - - 0 1";
+    assert_eq!(state("empire", fen, "").result().reason, Reason::Stalemate);
+    assert_eq!(terminal("empire", fen, ""), Some(-1.0));
+}
+
+#[test]
+fn shogun_stalemate_is_a_draw() {
+    let fen = "k1K5/8/2N5/8/8/8/8/8[] b - - 0 1";
+    assert_eq!(state("shogun", fen, "").result().reason, Reason::Stalemate);
+    assert_eq!(terminal("shogun", fen, ""), Some(0.0));
+}
+
+#[test]
+fn search_stalemates_in_empire() {
+    // a5a6 stalemates Black, which wins in empire.
+    let g = rules_game("empire", "k7/8/2K5/S7/8/8/8/1T6 w - - 0 1", "");
+    let r = search(&g, SearchConfig::default(), 800, 0);
+    let after = rules_game("empire", "k7/8/2K5/S7/8/8/8/1T6 w - - 0 1", &uci(&g, r.chosen));
+    assert_eq!(after.result().outcome, Outcome::Loss, "chose {}", uci(&g, r.chosen));
+    let stalemate = rules_game("empire", "k7/8/2K5/S7/8/8/8/1T6 w - - 0 1", "a5a6");
+    assert_eq!(stalemate.result(), vzero_rules::GameResult { outcome: Outcome::Loss, reason: Reason::Stalemate });
+}
+
+#[test]
+fn campmate_is_a_loss_for_the_side_to_move() {
+    let fen = "8/3K4/8/8/k7/8/7q/8 w - - 0 1";
+    assert_eq!(terminal("empire", fen, ""), None);
+    assert_eq!(terminal("empire", fen, "d7d8"), Some(-1.0));
+    assert_eq!(state("empire", fen, "d7d8").result().reason, Reason::Campmate);
+}
+
+#[test]
+fn search_takes_campmate_in_one() {
+    // White can take a rook (material) or step onto rank 8 (campmate, wins at once).
+    let fen = "8/3K4/4r3/8/k7/8/7q/8 w - - 0 1";
+    let g = rules_game("empire", fen, "");
+    for cfg in [SearchConfig::default(), gumbel_greedy()] {
+        let r = search(&g, cfg, 200, 0);
+        let after = state("empire", fen, &uci(&g, r.chosen));
+        assert_eq!(after.result().reason, Reason::Campmate, "chose {}", uci(&g, r.chosen));
+    }
+}
+
+const EMPIRE_SHUFFLE: &str = "b1a2 b8a6 a2b1 a6b8 b1a2 b8a6 a2b1";
+const SHOGUN_SHUFFLE: &str = "g1f3 g8f6 f3g1 f6g8 g1f3 g8f6 f3g1";
+
+#[test]
+fn empire_repetition_is_a_loss_for_the_side_to_move() {
+    let start = variant("empire").start_fen();
+    assert_eq!(terminal("empire", start, EMPIRE_SHUFFLE), None);
+    let rep = format!("{EMPIRE_SHUFFLE} a6b8");
+    assert_eq!(terminal("empire", start, &rep), Some(-1.0));
+    assert_eq!(state("empire", start, &rep).result().reason, Reason::Repetition);
+    assert_eq!(state("empire", start, &rep).repetitions(), 2);
+}
+
+#[test]
+fn shogun_repetition_is_a_draw() {
+    let start = variant("shogun").start_fen();
+    assert_eq!(terminal("shogun", start, SHOGUN_SHUFFLE), None);
+    let rep = format!("{SHOGUN_SHUFFLE} f6g8");
+    assert_eq!(terminal("shogun", start, &rep), Some(0.0));
+    assert_eq!(state("shogun", start, &rep).result().reason, Reason::Repetition);
+}
+
+#[test]
+fn search_completes_a_winning_repetition_in_empire() {
+    // Black to move; a6b8 repeats the position a third time with White to move: White loses.
+    let g = rules_game("empire", variant("empire").start_fen(), EMPIRE_SHUFFLE);
+    let r = search(&g, SearchConfig::default(), 200, 0);
+    assert_eq!(uci(&g, r.chosen), "a6b8");
+    let q = r.moves.iter().find(|m| m.mv == r.chosen).unwrap().q.unwrap();
+    assert!((q - 1.0).abs() < 1e-6, "q {q}");
+}
+
+#[test]
+fn fifty_move_rule_draws() {
+    let fen = "4k3/8/8/8/8/8/8/3K4 w - - 99 80";
+    assert_eq!(terminal("empire", fen, ""), None);
+    assert_eq!(terminal("empire", fen, "d1c1"), Some(0.0));
+    assert_eq!(state("empire", fen, "d1c1").result().reason, Reason::FiftyMove);
+    let fen = "4k3/8/8/8/8/8/8/3K4[] w - - 99 80";
+    assert_eq!(terminal("shogun", fen, "d1c1"), Some(0.0));
+}
+
+/// Random games (with many back-and-forth moves, so that positions repeat): the search's state
+/// agrees with the rules core's `Game` on the result, the legal moves and the player to move.
+#[test]
+fn state_matches_rules_game_under_random_play() {
+    let mut rng = StdRng::seed_from_u64(5);
+    for name in vzero_rules::variant::builtin_names() {
+        let v = variant(name);
+        let mut reasons = std::collections::HashMap::new();
+        for _ in 0..60 {
+            let mut g = RulesGame::startpos(v);
+            let mut st = VariantGame::startpos(v);
+            let mut out = Vec::new();
+            for _ply in 0..400 {
+                let r = g.result();
+                assert_eq!(st.result(), r, "{name}: {}", g.position().fen());
+                assert_eq!(st.to_move(), g.position().side_to_move().index());
+                assert_eq!(st.position().key(), g.position().key());
+                out.clear();
+                let t = st.expand(&mut out);
+                assert_eq!(t, r.is_over().then(|| r.value()));
+                if r.is_over() {
+                    assert!(out.is_empty());
+                    *reasons.entry(r.reason).or_insert(0) += 1;
+                    break;
+                }
+                let legal = g.position().legal_moves();
+                assert_eq!(out, legal);
+                // Half the time, undo our previous move if we can (makes repetitions common).
+                let n = g.moves().len();
+                let back = (n >= 2 && rng.gen_bool(0.5))
+                    .then(|| g.moves()[n - 2])
+                    .and_then(|p| legal.iter().copied().find(|m| m.kind() == MoveKind::Normal && m.from() == p.to() && m.to() == p.from()));
+                let m = back.unwrap_or_else(|| legal[rng.gen_range(0..legal.len())]);
+                g.play(m);
+                st.play(m);
+            }
+        }
+        assert!(reasons.get(&Reason::Repetition).copied().unwrap_or(0) > 0, "{name}: no repetition reached: {reasons:?}");
+    }
+}
+
+// ---- evaluators ----
+
+#[test]
+fn material_balance_is_from_the_side_to_move() {
+    let shogun = variant("shogun");
+    assert_eq!(material_balance(&Position::startpos(shogun)), 0.0);
+    // White is a rook up, partly in hand.
+    let p = Position::from_fen(shogun, "4k3/8/8/8/8/8/8/4K3[Rp] w - - 0 1").unwrap();
+    assert_eq!(material_balance(&p), 4.0);
+    let p = Position::from_fen(shogun, "4k3/8/8/8/8/8/8/R3K3[p] b - - 0 1").unwrap();
+    assert_eq!(material_balance(&p), -4.0);
+    let st = VariantGame::new(p);
+    let mut priors = vec![0.0; 3];
+    let v = MaterialEvaluator { scale: 4.0 }.evaluate(&st, &[], &mut priors);
+    assert!((v.value - (-1.0f32).tanh()).abs() < 1e-6);
+    assert!(priors.iter().all(|&x| (x - 1.0 / 3.0).abs() < 1e-6));
+}
+
+#[test]
+fn rollout_evaluator_is_deterministic_and_bounded() {
+    let ev = RolloutEvaluator::default();
+    for name in vzero_rules::variant::builtin_names() {
+        let st = VariantGame::startpos(variant(name));
+        let mut moves = Vec::new();
+        st.legal_moves(&mut moves);
+        let mut p1 = vec![0.0; moves.len()];
+        let mut p2 = vec![0.0; moves.len()];
+        let a = ev.evaluate(&st, &moves, &mut p1);
+        let b = ev.evaluate(&st, &moves, &mut p2);
+        assert_eq!(a, b);
+        assert!(a.value.abs() <= 1.0);
+        assert!((p1.iter().sum::<f32>() - 1.0).abs() < 1e-4);
+    }
+}
+
+// ---- search properties on real variants ----
+
+#[test]
+fn gumbel_policy_target_sums_to_one_over_legal_moves() {
+    for name in vzero_rules::variant::builtin_names() {
+        let st = VariantGame::startpos(variant(name));
+        let mut legal = Vec::new();
+        st.legal_moves(&mut legal);
+        for sims in [1, 16, 100] {
+            let mut s = Search::new(st.clone(), SearchConfig::selfplay_gumbel(), 11);
+            let r = s.run(sims, material_evaluator).unwrap();
+            assert_eq!(r.moves.iter().map(|m| m.mv).collect::<Vec<_>>(), legal, "{name}");
+            assert_eq!(r.policy_target.len(), legal.len());
+            assert!(r.policy_target.iter().all(|&p| p >= 0.0 && p.is_finite()));
+            let sum: f32 = r.policy_target.iter().sum();
+            assert!((sum - 1.0).abs() < 1e-4, "{name} sims {sims}: sum {sum}");
+            assert!(legal.contains(&r.chosen));
+        }
+    }
+}
+
+#[test]
+fn deterministic_under_a_fixed_seed() {
+    let g = rules_game("shogun", variant("shogun").start_fen(), "e2e4 e7e5 g1f3");
+    for cfg in [SearchConfig::selfplay_puct(), SearchConfig::selfplay_gumbel()] {
+        let play = |seed: u64| {
+            let mut s = Search::new(VariantGame::from_game(&g), cfg.clone(), seed);
+            let mut out = Vec::new();
+            for _ in 0..4 {
+                let r = s.run_move(material_evaluator).unwrap();
+                s.advance(r.chosen);
+                out.push(r);
+            }
+            out
+        };
+        let a = play(42);
+        assert_eq!(a, play(42));
+        assert_ne!(a, play(43));
+    }
+}
