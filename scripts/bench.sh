@@ -7,5 +7,7 @@ what=${1:-}
 shift || true
 case "$what" in
   perft) cargo run -q --release -p vzero -- bench perft "$@" ;;
-  *) echo "usage: scripts/bench.sh <perft> [args...]" >&2; exit 2 ;;
+  # Search simulations/s per variant with a zero-cost evaluator, single thread; args: [runs].
+  mcts) cargo run -q --release -p vzero-mcts --example bench -- "$@" ;;
+  *) echo "usage: scripts/bench.sh <perft|mcts> [args...]" >&2; exit 2 ;;
 esac

@@ -1,13 +1,38 @@
 //! Simulations per second of the search with a zero-cost stub evaluator, single thread.
 //!
-//! `cargo run --release -p vzero-mcts --example bench [runs]`
+//! `cargo run --release -p vzero-mcts --example bench [runs]` (or `scripts/bench.sh mcts [runs]`)
 //!
-//! The toy game has 28-32 legal moves per position, occasional double moves, and ends after
-//! 60 plies; the evaluator returns uniform priors and value 0. Each run plays 16 moves of a game
-//! (800 simulations per move, tree reuse on) and the median over the runs is printed.
+//! The evaluator returns uniform priors and value 0, so this is the search's own ceiling. Each
+//! run plays 16 moves of a game (800 simulations per move, tree reuse on) and the median over the
+//! runs is printed, first for every built-in variant from its start position ([`VariantGame`]),
+//! then for the toy game as a reference measured in the same run. The toy game has 28-32 legal
+//! moves per position, occasional double moves, and ends after 60 plies.
 
 use std::time::Instant;
-use vzero_mcts::{uniform_evaluator, Game, GumbelConfig, RootMode, Search, SearchConfig};
+use vzero_mcts::{uniform_evaluator, Game, GumbelConfig, RootMode, Search, SearchConfig, VariantGame};
+use vzero_rules::Variant;
+
+/// The rules core's own `Game` (whole-position history) as the search state: a reference to
+/// show what the lighter [`VariantGame`] saves.
+#[derive(Clone)]
+struct RulesGame(vzero_rules::Game);
+
+impl Game for RulesGame {
+    type Move = vzero_rules::Move;
+    fn to_move(&self) -> usize {
+        self.0.position().side_to_move().index()
+    }
+    fn legal_moves(&self, out: &mut Vec<Self::Move>) {
+        out.extend(self.0.position().legal_moves());
+    }
+    fn play(&mut self, mv: Self::Move) {
+        self.0.play(mv)
+    }
+    fn terminal_value(&self) -> Option<f32> {
+        let r = self.0.result();
+        r.is_over().then(|| r.value())
+    }
+}
 
 #[derive(Clone, Debug)]
 struct Toy {
@@ -44,7 +69,11 @@ impl Game for Toy {
 }
 
 fn run_game(cfg: &SearchConfig, seed: u64, batch: usize) -> (u64, f64) {
-    let start = Toy { h: seed, ply: 0, to_move: 0 };
+    run_from(Toy { h: seed, ply: 0, to_move: 0 }, cfg, seed, batch)
+}
+
+/// 16 moves of 800 simulations each from `start`, tree reuse on.
+fn run_from<G: Game>(start: G, cfg: &SearchConfig, seed: u64, batch: usize) -> (u64, f64) {
     let mut s = Search::new(start, cfg.clone(), seed);
     let mut leaves = Vec::new();
     let mut priors = Vec::new();
@@ -62,7 +91,7 @@ fn run_game(cfg: &SearchConfig, seed: u64, batch: usize) -> (u64, f64) {
                 s.apply(leaf.handle, &priors, v);
             }
         }
-        let r = s.finish().unwrap();
+        let Some(r) = s.finish() else { break };
         sims += r.simulations as u64;
         s.advance(r.chosen);
     }
@@ -88,7 +117,33 @@ fn main() {
     let gumbel = SearchConfig { root_mode: RootMode::Gumbel(GumbelConfig::default()), ..SearchConfig::default() };
     let cases: [(&str, &SearchConfig, usize); 3] =
         [("puct, 1 leaf/gather", &puct, 1), ("puct, 16 leaves/gather", &puct, 16), ("gumbel m=16, 1 leaf/gather", &gumbel, 1)];
-    println!("mcts bench: toy game ~30 moves/position, 800 sims/move x 16 moves, zero-cost evaluator, {runs} runs");
+    println!("mcts bench: 800 sims/move x 16 moves from the start position, zero-cost evaluator, single thread, {runs} runs");
+    for name in vzero_rules::variant::builtin_names() {
+        let v = Variant::builtin(name).expect("built-in variant");
+        let legal = vzero_rules::Position::startpos(v).legal_moves().len();
+        for (case, cfg, batch) in [cases[0], cases[2]] {
+            let rates = (0..runs)
+                .map(|i| {
+                    let (sims, secs) = run_from(VariantGame::startpos(v), cfg, 1000 + i as u64, batch);
+                    sims as f64 / secs
+                })
+                .collect();
+            let (med, lo, hi) = median(rates);
+            let label = format!("{name} ({}x{}, {legal} moves), {case}", v.files(), v.ranks());
+            println!("{label:52} median {med:>9.0} sims/s  (min {lo:.0}, max {hi:.0})");
+        }
+    }
+    // Reference: the same search over the rules core's Game (clones its whole history each simulation).
+    let v = Variant::builtin("empire").expect("built-in variant");
+    let rates = (0..runs)
+        .map(|i| {
+            let (sims, secs) = run_from(RulesGame(vzero_rules::Game::startpos(v)), &puct, 1000 + i as u64, 1);
+            sims as f64 / secs
+        })
+        .collect();
+    let (med, lo, hi) = median(rates);
+    println!("{:52} median {med:>9.0} sims/s  (min {lo:.0}, max {hi:.0})", "empire via rules::Game state (reference), puct");
+    println!("toy game (reference), ~30 moves/position:");
     for (name, cfg, batch) in cases {
         let rates = (0..runs)
             .map(|i| {
@@ -97,7 +152,7 @@ fn main() {
             })
             .collect();
         let (med, lo, hi) = median(rates);
-        println!("{name:30} median {med:>9.0} sims/s  (min {lo:.0}, max {hi:.0})");
+        println!("{:52} median {med:>9.0} sims/s  (min {lo:.0}, max {hi:.0})", format!("toy, {name}"));
     }
     let rates = (0..runs)
         .map(|i| {
@@ -106,5 +161,5 @@ fn main() {
         })
         .collect();
     let (med, lo, hi) = median(rates);
-    println!("{:30} median {med:>9.0} sims/s  (min {lo:.0}, max {hi:.0})", "puct, one 50k-sim search");
+    println!("{:52} median {med:>9.0} sims/s  (min {lo:.0}, max {hi:.0})", "toy, puct, one 50k-sim search");
 }

@@ -22,6 +22,8 @@ enum Command {
     Result(cmd::rules::MovesArgs),
     /// List the variants with a description and the rules file each follows.
     Variants,
+    /// Search one position; prints the root's moves, then `bestmove <uci>` on the last line.
+    Search(cmd::search::SearchArgs),
     /// Benchmarks printing medians and ratios.
     #[command(subcommand)]
     Bench(cmd::bench::BenchCommand),
@@ -34,6 +36,7 @@ fn main() {
         Command::Moves(a) => cmd::rules::moves(a),
         Command::Result(a) => cmd::rules::result(a),
         Command::Variants => cmd::rules::variants(),
+        Command::Search(a) => cmd::search::search(a),
         Command::Bench(b) => cmd::bench::run(b),
     };
     if let Err(e) = result {
