@@ -156,6 +156,11 @@ impl Position {
         each!(self, p => p.perft(depth))
     }
 
+    /// Leaf count without bulk counting: every leaf move is played (for benchmarks).
+    pub fn perft_unbulked(&self, depth: u32) -> u64 {
+        each!(self, p => p.perft_with(depth, false))
+    }
+
     /// Piece on a square.
     pub fn piece_at(&self, sq: Square) -> Option<Piece> {
         each!(self, p => p.piece_at(sq.index()))
