@@ -272,11 +272,8 @@ impl<B: Bitboard> Pos<B> {
             s += &crate::types::Square(self.ep).name(r.files);
         }
         s += &format!(" {} {}", self.rule50, self.fullmove);
-        if r.dictator.is_some() {
+        if r.dictator.is_some() && (self.dictator != 0 || self.pending != NO_SQ) {
             s.push(' ');
-            if self.dictator == 0 {
-                s.push('-');
-            }
             if self.dictator & 1 != 0 {
                 s.push('K');
             }

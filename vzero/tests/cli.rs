@@ -64,7 +64,7 @@ fn bad_input_gives_one_line_and_nonzero_exit() {
 fn variants_are_listed() {
     let (code, out, _) = vzero(&["variants"]);
     assert_eq!(code, 0);
-    for name in ["empire", "shogun"] {
+    for name in ["empire", "shogun", "spqr", "empire-faceoff", "shogun-auto"] {
         assert!(out.lines().any(|l| l.starts_with(name)), "{out}");
     }
 }
