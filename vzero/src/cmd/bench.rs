@@ -2,7 +2,7 @@
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 use vzero_rules::{Position, Variant};
 
@@ -48,7 +48,7 @@ fn measure(runs: usize, mut f: impl FnMut() -> u64) -> (u64, f64) {
 }
 
 /// Oracle positions of `variant` with the largest depth of at most `max_nodes` nodes.
-fn oracle_positions(dir: &PathBuf, variant: &str, max_nodes: u64) -> Result<Vec<(String, u32)>> {
+fn oracle_positions(dir: &Path, variant: &str, max_nodes: u64) -> Result<Vec<(String, u32)>> {
     let path = dir.join(format!("{variant}-perft.csv"));
     let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
     let mut best: Vec<(String, u32)> = Vec::new();
