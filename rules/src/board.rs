@@ -295,13 +295,8 @@ impl<B: Bitboard> Pos<B> {
                 king_moved = r.royal_types >> pt & 1 != 0;
                 if r.pawn_types >> pt & 1 != 0 && from.abs_diff(to) == 2 * r.files && from % r.files == to % r.files {
                     let mid = (from + to) / 2;
-                    let mut eps = r.ep_types;
-                    while eps != 0 {
-                        let ept = eps.trailing_zeros() as usize;
-                        eps &= eps - 1;
-                        if !(r.capture_from[(them.index() * MAX_TYPES + ept) * r.nsq + mid] & self.pieces(them, ept)).is_empty() {
-                            self.ep = mid as u8;
-                        }
+                    if self.can_take_en_passant(mid, them) {
+                        self.ep = mid as u8;
                     }
                 }
             }
@@ -335,6 +330,21 @@ impl<B: Bitboard> Pos<B> {
         }
         self.key ^= self.state_key();
         self.checkers = self.checkers_of(self.side);
+    }
+
+    /// Whether a piece of `c` allowed to take en passant attacks `sq` (FSF's rule for setting the
+    /// en-passant square).
+    pub(crate) fn can_take_en_passant(&self, sq: usize, c: Color) -> bool {
+        let r = self.r;
+        let mut types = r.ep_types;
+        while types != 0 {
+            let pt = types.trailing_zeros() as usize;
+            types &= types - 1;
+            if !(r.capture_from[(c.index() * MAX_TYPES + pt) * r.nsq + sq] & self.pieces(c, pt)).is_empty() {
+                return true;
+            }
+        }
+        false
     }
 
     /// Whether `c`'s royal piece stands on its flag region.

@@ -6,7 +6,7 @@ use crate::bitboard::Bitboard;
 use crate::board::{Pos, NO_SQ};
 use crate::error::{Error, Result};
 use crate::types::{Color, Piece};
-use crate::variant::{Rules, MAX_TYPES};
+use crate::variant::Rules;
 
 fn err(fen: &str, field: &'static str, message: String) -> Error {
     Error::Fen { fen: fen.to_string(), field, message }
@@ -167,14 +167,8 @@ impl<B: Bitboard> Pos<B> {
         let ep = fields.get(3).copied().unwrap_or("-");
         if ep != "-" {
             let sq = parse_square(ep, r.files, r.ranks).ok_or_else(|| err(fen, "en passant", format!("'{ep}' is not a square")))?;
-            let us = pos.side;
-            let mut m = r.ep_types;
-            while m != 0 {
-                let pt = m.trailing_zeros() as usize;
-                m &= m - 1;
-                if !(r.capture_from[(us.index() * MAX_TYPES + pt) * r.nsq + sq] & pos.pieces(us, pt)).is_empty() {
-                    pos.ep = sq as u8;
-                }
+            if pos.can_take_en_passant(sq, pos.side) {
+                pos.ep = sq as u8;
             }
             if pos.piece_at(sq).is_some() {
                 return Err(err(fen, "en passant", format!("square '{ep}' is occupied")));
@@ -272,11 +266,8 @@ impl<B: Bitboard> Pos<B> {
             s += &crate::types::Square(self.ep).name(r.files);
         }
         s += &format!(" {} {}", self.rule50, self.fullmove);
-        if r.dictator.is_some() {
+        if r.dictator.is_some() && (self.dictator != 0 || self.pending != NO_SQ) {
             s.push(' ');
-            if self.dictator == 0 {
-                s.push('-');
-            }
             if self.dictator & 1 != 0 {
                 s.push('K');
             }

@@ -351,19 +351,24 @@ impl<B: Bitboard> Pos<B> {
 
     /// Counts leaves of the legal move tree (bulk-counted at the last ply).
     pub fn perft(&self, depth: u32) -> u64 {
+        self.perft_with(depth, true)
+    }
+
+    /// Counts leaves; with `bulk` the last ply counts moves instead of playing each of them.
+    pub fn perft_with(&self, depth: u32, bulk: bool) -> u64 {
         if depth == 0 {
             return 1;
         }
         let mut list = MoveList::new();
         self.legal_moves(&mut list);
-        if depth == 1 {
+        if depth == 1 && bulk {
             return list.len() as u64;
         }
         let mut total = 0;
         for &m in list.as_slice() {
             let mut next = *self;
             next.play(m);
-            total += next.perft(depth - 1);
+            total += next.perft_with(depth - 1, bulk);
         }
         total
     }

@@ -9,6 +9,8 @@ use crate::types::{Color, Move, MoveKind, Piece, PieceType, Square};
 use crate::variant::{Rules, Variant};
 
 /// A position of any variant. Cheap to copy (copy-make: keep the old value to undo a move).
+/// Not boxed: copy-make wants positions inline, and a 12×12 position is only ~1 KB.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Copy, Debug)]
 pub enum Position {
     /// A board of at most 64 squares.
@@ -154,6 +156,11 @@ impl Position {
     /// Number of leaves of the legal move tree at `depth`.
     pub fn perft(&self, depth: u32) -> u64 {
         each!(self, p => p.perft(depth))
+    }
+
+    /// Leaf count without bulk counting: every leaf move is played (for benchmarks).
+    pub fn perft_unbulked(&self, depth: u32) -> u64 {
+        each!(self, p => p.perft_with(depth, false))
     }
 
     /// Piece on a square.

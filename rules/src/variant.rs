@@ -22,6 +22,9 @@ pub(crate) const ORTH: u8 = 0b0011_0011;
 pub const BUILTIN: &[(&str, &str)] = &[
     ("empire", include_str!("../../configs/variants/empire.toml")),
     ("shogun", include_str!("../../configs/variants/shogun.toml")),
+    ("spqr", include_str!("../../configs/variants/spqr.toml")),
+    ("empire-faceoff", include_str!("../../configs/variants/empire-faceoff.toml")),
+    ("shogun-auto", include_str!("../../configs/variants/shogun-auto.toml")),
 ];
 
 /// Names of the built-in variants.

@@ -40,6 +40,10 @@ fn main() {
         Command::Bench(b) => cmd::bench::run(b),
     };
     if let Err(e) = result {
+        // A closed pipe (`vzero moves | head`) is the reader's choice, not an error.
+        if e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) {
+            return;
+        }
         eprintln!("error: {e:#}");
         std::process::exit(1);
     }

@@ -1,6 +1,7 @@
 //! Rules commands: `perft`, `moves`, `result`, `variants`.
 
 use anyhow::{bail, Result};
+use std::io::Write;
 use clap::Args;
 use vzero_rules::{Game, Position, Variant};
 
@@ -58,19 +59,20 @@ pub fn perft(a: PerftArgs) -> Result<()> {
         bail!("--depth {} is too deep (at most 20)", a.depth);
     }
     let pos: Position = *a.pos.game()?.position();
+    let mut out = std::io::stdout().lock();
     if a.divide && a.depth > 0 {
         let mut total = 0;
         for m in pos.legal_moves() {
             let mut next = pos;
             next.play(m);
             let n = next.perft(a.depth - 1);
-            println!("{}: {n}", pos.uci(m));
+            writeln!(out, "{}: {n}", pos.uci(m))?;
             total += n;
         }
-        println!();
-        println!("{total}");
+        writeln!(out)?;
+        writeln!(out, "{total}")?;
     } else {
-        println!("{}", pos.perft(a.depth));
+        writeln!(out, "{}", pos.perft(a.depth))?;
     }
     Ok(())
 }
@@ -78,8 +80,9 @@ pub fn perft(a: PerftArgs) -> Result<()> {
 pub fn moves(a: MovesArgs) -> Result<()> {
     let game = a.pos.game()?;
     let pos = game.position();
+    let mut out = std::io::stdout().lock();
     for m in pos.legal_moves() {
-        println!("{}", pos.uci(m));
+        writeln!(out, "{}", pos.uci(m))?;
     }
     Ok(())
 }
@@ -93,7 +96,7 @@ pub fn variants() -> Result<()> {
     for name in vzero_rules::variant::builtin_names() {
         let v = Variant::builtin(name)?;
         let d = v.def();
-        println!("{:<16} {:>2}x{:<2} {:<18} {}", d.name, d.files, d.ranks, d.rules_file, d.description);
+        writeln!(std::io::stdout(), "{:<16} {:>2}x{:<2} {:<18} {}", d.name, d.files, d.ranks, d.rules_file, d.description)?;
     }
     Ok(())
 }
