@@ -131,6 +131,29 @@ fn shogun_mate_in_two() {
     finds_forced_win("shogun", "5r1k/6pp/8/3+F2N1/2B5/8/8/4K3[] w - - 0 1", 2, 20000, &[Eval::Stub]);
 }
 
+/// The variants added later are tested when present in this build.
+fn present(name: &str) -> bool {
+    vzero_rules::variant::builtin_names().contains(&name)
+}
+
+#[test]
+fn empire_faceoff_mates_in_one_and_two() {
+    if !present("empire-faceoff") {
+        return;
+    }
+    finds_forced_win("empire-faceoff", "k7/6R1/8/8/8/8/8/4K2R w - - 0 1", 1, 400, &[Eval::Stub, Eval::Material]);
+    finds_forced_win("empire-faceoff", "k7/8/6R1/7R/8/8/8/4K3 w - - 0 1", 2, 20000, &[Eval::Stub, Eval::Material]);
+}
+
+#[test]
+fn shogun_auto_mates_in_one_and_two() {
+    if !present("shogun-auto") {
+        return;
+    }
+    finds_forced_win("shogun-auto", "6rk/6pp/8/6N1/8/8/8/4K3[] w - - 0 1", 1, 400, &[Eval::Stub, Eval::Material]);
+    finds_forced_win("shogun-auto", "5r1k/6pp/8/3Q2N1/2B5/8/8/4K3[] w - - 0 1", 2, 20000, &[Eval::Stub]);
+}
+
 #[test]
 fn rollout_evaluator_finds_mate_in_one() {
     let g = rules_game("shogun", "6rk/6pp/8/6N1/8/8/8/4K3[] w - - 0 1", "");
@@ -356,4 +379,100 @@ fn deterministic_under_a_fixed_seed() {
         assert_eq!(a, play(42));
         assert_ne!(a, play(43));
     }
+}
+
+// ---- SPQR: Dictator double moves and passes ----
+
+/// A deterministic position-dependent value in [-1, 1], so that every backup is distinguishable.
+fn hashed_value(s: &VariantGame) -> f32 {
+    ((s.position().key() >> 11) % 1001) as f32 / 500.0 - 1.0
+}
+
+fn hashed_evaluator(s: &VariantGame, moves: &[Move], priors: &mut [f32]) -> vzero_mcts::LeafValue {
+    priors.iter_mut().for_each(|p| *p = 1.0 / moves.len() as f32);
+    vzero_mcts::LeafValue::scalar(hashed_value(s))
+}
+
+fn spqr() -> Option<Variant> {
+    present("spqr").then(|| variant("spqr"))
+}
+
+/// White is a Dictator (FEN field `K`): a king move is followed by a second step or a pass.
+const SPQR_DICTATOR: &str = "5k6/1p10/12/12/12/12/12/12/12/12/10P1/6K5 w - - 0 1 K";
+
+#[test]
+fn spqr_one_simulation_backs_up_without_flipping_across_the_first_step() {
+    let Some(v) = spqr() else { return };
+    let root = VariantGame::new(Position::from_fen(v, SPQR_DICTATOR).unwrap());
+    // Root value (White) + value after the simulated move, signed by who is to move there.
+    let mut s = Search::new(root.clone(), SearchConfig::default(), 0);
+    let r = s.run(1, hashed_evaluator).unwrap();
+    let played = r.moves.iter().find(|m| m.visits == 1).unwrap().mv;
+    let mut child = root.clone();
+    child.play(played);
+    let sign = if child.to_move() == root.to_move() { 1.0 } else { -1.0 };
+    let expected = (hashed_value(&root) + sign * hashed_value(&child)) / 2.0;
+    assert!((r.root_value - expected).abs() < 1e-6, "{} vs {expected}", r.root_value);
+
+    // Force the Dictator's first step: the child is White to move again, and its value counts
+    // for White with a plus sign.
+    let g1g2 = root.position().parse_uci("g1g2").unwrap();
+    let mut first = root.clone();
+    first.play(g1g2);
+    assert_eq!(first.to_move(), 0, "a Dictator's first step leaves White to move");
+    let mut s = Search::new(root.clone(), SearchConfig::default(), 0);
+    s.run(0, hashed_evaluator);
+    s.advance(g1g2);
+    // Root = after the first step (White, second step pending). Its moves are the second steps
+    // and the pass, each handing the move to Black.
+    let r = s.run(1, hashed_evaluator).unwrap();
+    assert!(r.moves.iter().any(|m| m.mv == Move::PASS));
+    let played = r.moves.iter().find(|m| m.visits == 1).unwrap().mv;
+    let mut second = first.clone();
+    second.play(played);
+    assert_eq!(second.to_move(), 1);
+    let expected = (hashed_value(&first) - hashed_value(&second)) / 2.0;
+    assert!((r.root_value - expected).abs() < 1e-6, "{} vs {expected}", r.root_value);
+}
+
+/// Every node of a searched SPQR tree: value_sum = own evaluation + each child's value_sum, with
+/// a plus sign where the child has the same player to move (double move) and a minus sign
+/// otherwise; and the tree does contain Dictator double moves and passes.
+#[test]
+fn spqr_values_backed_up_per_player_across_double_moves_and_passes() {
+    let Some(v) = spqr() else { return };
+    let root = VariantGame::new(Position::from_fen(v, SPQR_DICTATOR).unwrap());
+    let mut s = Search::new(root.clone(), SearchConfig::default(), 0);
+    s.run(3000, hashed_evaluator).unwrap();
+    let (mut doubles, mut passes, mut checked) = (0, 0, 0);
+    let mut stack = vec![(Vec::<Move>::new(), root)];
+    while let Some((path, state)) = stack.pop() {
+        let n = s.node_stats(&path).unwrap();
+        assert_eq!(n.to_move, state.to_move());
+        let mut sum = if n.terminal {
+            state.terminal_value().unwrap() * n.visits as f32
+        } else {
+            hashed_value(&state)
+        };
+        for c in n.children.iter().filter(|c| c.visits > 0) {
+            let mut next = state.clone();
+            next.play(c.mv);
+            let child = s.node_stats(&[path.clone(), vec![c.mv]].concat()).unwrap();
+            assert_eq!(child.visits, c.visits);
+            let same = next.to_move() == state.to_move();
+            let child_sum = child.value.unwrap() * child.visits as f32;
+            let edge_sum = c.q.unwrap() * c.visits as f32;
+            let signed = if same { child_sum } else { -child_sum };
+            assert!((edge_sum - signed).abs() < 1e-2, "edge {:?} at {path:?}", c.mv);
+            sum += signed;
+            doubles += same as usize;
+            passes += (c.mv == Move::PASS) as usize;
+            stack.push(([path.clone(), vec![c.mv]].concat(), next));
+        }
+        let node_sum = n.value.unwrap() * n.visits as f32;
+        assert!((node_sum - sum).abs() < 1e-2 * (1.0 + n.visits as f32).sqrt(), "node {path:?}: {node_sum} vs {sum}");
+        checked += 1;
+    }
+    assert!(checked > 1000, "{checked}");
+    assert!(doubles > 10 && passes > 10, "double moves {doubles}, passes {passes}");
 }

@@ -1,5 +1,6 @@
 //! `vzero search`: one search from a position, printing the root's moves and `bestmove`.
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -86,17 +87,20 @@ pub fn search(a: SearchArgs) -> Result<()> {
     let mut s = Search::new(state, config, a.seed);
     let Some(r) = s.run(a.sims, eval) else { bail!("the root is terminal; there is no move to search") };
     let secs = t.elapsed().as_secs_f64();
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
 
-    println!(
+    writeln!(
+        out,
         "search {} {} sims {} eval {} seed {}",
         pos.variant().name(),
         if a.gumbel { "gumbel" } else { "puct" },
         r.simulations,
         a.eval.to_possible_value().map_or(String::new(), |v| v.get_name().to_string()),
         a.seed
-    );
-    println!("fen {}", pos.fen());
-    println!(
+    )?;
+    writeln!(out, "fen {}", pos.fen())?;
+    writeln!(
+        out,
         "root value {:+.4} raw {:+.4} visits {} nodes {} time {:.1} ms ({:.0} sims/s)",
         r.root_value,
         r.raw_value,
@@ -104,18 +108,19 @@ pub fn search(a: SearchArgs) -> Result<()> {
         s.num_nodes(),
         secs * 1e3,
         r.simulations as f64 / secs.max(1e-9)
-    );
+    )?;
     let mut order: Vec<usize> = (0..r.moves.len()).collect();
     order.sort_by(|&i, &j| {
         let (x, y) = (&r.moves[i], &r.moves[j]);
         y.visits.cmp(&x.visits).then(r.policy_target[j].total_cmp(&r.policy_target[i]))
     });
-    println!("{:<10} {:>8} {:>8} {:>8} {:>8}", "move", "visits", "prior", "q", "policy");
+    writeln!(out, "{:<10} {:>8} {:>8} {:>8} {:>8}", "move", "visits", "prior", "q", "policy")?;
     for i in order {
         let m = &r.moves[i];
         let q = m.q.map_or("-".to_string(), |q| format!("{q:+.4}"));
-        println!("{:<10} {:>8} {:>8.4} {:>8} {:>8.4}", pos.uci(m.mv), m.visits, m.prior, q, r.policy_target[i]);
+        writeln!(out, "{:<10} {:>8} {:>8.4} {:>8} {:>8.4}", pos.uci(m.mv), m.visits, m.prior, q, r.policy_target[i])?;
     }
-    println!("bestmove {}", pos.uci(r.chosen));
+    writeln!(out, "bestmove {}", pos.uci(r.chosen))?;
+    out.flush()?;
     Ok(())
 }
