@@ -111,55 +111,64 @@ fn median(mut rates: Vec<f64>) -> (f64, f64, f64) {
     (rates[rates.len() / 2], rates[0], rates[rates.len() - 1])
 }
 
+/// A position `plies` plies into a game of pseudo-random moves (fixed seed), not over.
+fn midgame(v: Variant, plies: usize) -> vzero_rules::Game {
+    let mut g = vzero_rules::Game::startpos(v);
+    let mut x = 0x5eed_u64;
+    while g.moves().len() < plies {
+        let moves = g.position().legal_moves();
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        g.play(moves[(x >> 33) as usize % moves.len()]);
+        if g.result().is_over() {
+            g.undo();
+            g.undo();
+        }
+    }
+    g
+}
+
+type Case<'a> = (String, Box<dyn Fn(u64) -> (u64, f64) + 'a>);
+
 fn main() {
-    let runs: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(7);
-    let puct = SearchConfig::default();
-    let gumbel = SearchConfig { root_mode: RootMode::Gumbel(GumbelConfig::default()), ..SearchConfig::default() };
-    let cases: [(&str, &SearchConfig, usize); 3] =
-        [("puct, 1 leaf/gather", &puct, 1), ("puct, 16 leaves/gather", &puct, 16), ("gumbel m=16, 1 leaf/gather", &gumbel, 1)];
-    println!("mcts bench: 800 sims/move x 16 moves from the start position, zero-cost evaluator, single thread, {runs} runs");
+    let runs: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(7).max(1);
+    let puct = &SearchConfig::default();
+    let gumbel = &SearchConfig { root_mode: RootMode::Gumbel(GumbelConfig::default()), ..SearchConfig::default() };
+    // Reference first: ratios are against it, measured in the same run.
+    let mut cases: Vec<Case> = vec![
+        ("toy, puct (reference)".into(), Box::new(move |seed| run_game(puct, seed, 1))),
+        ("toy, puct, 16 leaves/gather".into(), Box::new(move |seed| run_game(puct, seed, 16))),
+        ("toy, gumbel m=16".into(), Box::new(move |seed| run_game(gumbel, seed, 1))),
+        ("toy, puct, one 50k-sim search".into(), Box::new(move |seed| run_big(puct, seed, 50_000))),
+    ];
     for name in vzero_rules::variant::builtin_names() {
         let v = Variant::builtin(name).expect("built-in variant");
         let legal = vzero_rules::Position::startpos(v).legal_moves().len();
-        for (case, cfg, batch) in [cases[0], cases[2]] {
-            let rates = (0..runs)
-                .map(|i| {
-                    let (sims, secs) = run_from(VariantGame::startpos(v), cfg, 1000 + i as u64, batch);
-                    sims as f64 / secs
-                })
-                .collect();
-            let (med, lo, hi) = median(rates);
-            let label = format!("{name} ({}x{}, {legal} moves), {case}", v.files(), v.ranks());
-            println!("{label:52} median {med:>9.0} sims/s  (min {lo:.0}, max {hi:.0})");
+        let label = format!("{name} ({}x{}, {legal} moves)", v.files(), v.ranks());
+        cases.push((format!("{label}, puct"), Box::new(move |seed| run_from(VariantGame::startpos(v), puct, seed, 1))));
+        cases.push((format!("{label}, gumbel m=16"), Box::new(move |seed| run_from(VariantGame::startpos(v), gumbel, seed, 1))));
+    }
+    // State choice: VariantGame (position + repetition keys) against the rules core's Game
+    // (whole-position history), at the start and 80 plies into a game.
+    for name in ["empire", "shogun"] {
+        let v = Variant::builtin(name).expect("built-in variant");
+        let mid = midgame(v, 80);
+        let (m1, m2) = (mid.clone(), mid.clone());
+        cases.push((format!("{name} ply 80, puct, VariantGame"), Box::new(move |seed| run_from(VariantGame::from_game(&m1), puct, seed, 1))));
+        cases.push((format!("{name} ply 80, puct, rules::Game state"), Box::new(move |seed| run_from(RulesGame(m2.clone()), puct, seed, 1))));
+    }
+    let mut rates = vec![Vec::new(); cases.len()];
+    // Interleaved runs, so that a change in machine load hits every case alike.
+    for i in 0..runs {
+        for (c, (_, f)) in cases.iter().enumerate() {
+            let (sims, secs) = f(1000 + i as u64);
+            rates[c].push(sims as f64 / secs);
         }
     }
-    // Reference: the same search over the rules core's Game (clones its whole history each simulation).
-    let v = Variant::builtin("empire").expect("built-in variant");
-    let rates = (0..runs)
-        .map(|i| {
-            let (sims, secs) = run_from(RulesGame(vzero_rules::Game::startpos(v)), &puct, 1000 + i as u64, 1);
-            sims as f64 / secs
-        })
-        .collect();
-    let (med, lo, hi) = median(rates);
-    println!("{:52} median {med:>9.0} sims/s  (min {lo:.0}, max {hi:.0})", "empire via rules::Game state (reference), puct");
-    println!("toy game (reference), ~30 moves/position:");
-    for (name, cfg, batch) in cases {
-        let rates = (0..runs)
-            .map(|i| {
-                let (sims, secs) = run_game(cfg, 1000 + i as u64, batch);
-                sims as f64 / secs
-            })
-            .collect();
-        let (med, lo, hi) = median(rates);
-        println!("{:52} median {med:>9.0} sims/s  (min {lo:.0}, max {hi:.0})", format!("toy, {name}"));
+    println!("mcts bench: sims/s, zero-cost evaluator (uniform priors, value 0), single thread, median of {runs} runs");
+    println!("games: 16 moves x 800 sims from the position, tree reuse on; toy game: ~30 moves/position, double moves 1 in 16");
+    let reference = median(rates[0].clone()).0;
+    for ((name, _), r) in cases.iter().zip(rates) {
+        let (med, lo, hi) = median(r);
+        println!("{name:46} median {med:>9.0} sims/s  x{:.2} of toy  (min {lo:.0}, max {hi:.0})", med / reference);
     }
-    let rates = (0..runs)
-        .map(|i| {
-            let (sims, secs) = run_big(&puct, 2000 + i as u64, 50_000);
-            sims as f64 / secs
-        })
-        .collect();
-    let (med, lo, hi) = median(rates);
-    println!("{:52} median {med:>9.0} sims/s  (min {lo:.0}, max {hi:.0})", "toy, puct, one 50k-sim search");
 }

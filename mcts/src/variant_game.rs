@@ -309,7 +309,7 @@ impl RolloutEvaluator {
                 ((material_balance(&g.pos) / self.material.scale.max(1e-3)).tanh(), 0.0)
             } else {
                 let n = list.len() as u64;
-                let m = list.as_slice()[((splitmix(&mut rng) >> 32) * n >> 32) as usize];
+                let m = list.as_slice()[(((splitmix(&mut rng) >> 32) * n) >> 32) as usize];
                 g.play_move(m);
                 ply += 1;
                 continue;
