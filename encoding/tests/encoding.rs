@@ -128,7 +128,7 @@ fn input_planes_have_the_documented_shape() {
         }
         println!("{name}: {} planes ({}x{}), fingerprint {:016x}", enc.num_planes(), v.ranks(), v.files(), fingerprint(v));
     }
-    assert!(ENCODING_VERSION >= 1);
+    println!("encoding version {ENCODING_VERSION}");
 }
 
 fn plane_of(enc: &InputEncoder, want: Plane) -> usize {
