@@ -100,3 +100,50 @@ pub(crate) fn lookup(variant: Variant, token: &str) -> Option<vzero_rules::Piece
         .position(|p| p.letter == c && p.promoted == promoted)
         .map(|i| vzero_rules::PieceType(i as u8))
 }
+
+/// The layout of every built-in variant as Markdown: a summary table, then per variant the
+/// plane table and the policy sections (the README's "Generated layout").
+pub fn layout_markdown() -> String {
+    use std::fmt::Write;
+    use vzero_rules::variant::builtin_names;
+    let mut out = String::new();
+    macro_rules! w {
+        ($($t:tt)*) => { writeln!(out, $($t)*).expect("writing to a String") };
+    }
+    w!("Encoding version {ENCODING_VERSION}.\n");
+    w!("| variant | board | input planes | policy size | board moves | promotions | `+` promotions | drops | pass | fingerprint |");
+    w!("|---|---|---|---|---|---|---|---|---|---|");
+    for name in builtin_names() {
+        let v = Variant::builtin(name).expect("built-in");
+        let (inp, mv) = (InputEncoder::new(v), MoveEncoder::new(v));
+        let [b, p, s, d, pass] = mv.section_sizes();
+        w!(
+            "| {name} | {}×{} | {} | {} | {b} | {p} | {s} | {d} | {pass} | `{:016x}` |",
+            v.files(),
+            v.ranks(),
+            inp.num_planes(),
+            mv.len(),
+            fingerprint(v)
+        );
+    }
+    for name in builtin_names() {
+        let v = Variant::builtin(name).expect("built-in");
+        let inp = InputEncoder::new(v);
+        let mv = MoveEncoder::new(v);
+        w!("\n### {name}\n");
+        w!("| plane | content |\n|---|---|");
+        for (i, n) in inp.plane_names().iter().enumerate() {
+            w!("| {i} | {n} |");
+        }
+        let [b, p, s, d, pass] = mv.section_sizes();
+        let mut start = 0;
+        w!("\n| policy indices | section | first … last |\n|---|---|---|");
+        for (label, n) in [("board moves", b), ("promotions", p), ("`+` promotions", s), ("drops", d), ("pass", pass)] {
+            if n > 0 {
+                w!("| {}–{} | {label} | `{}` … `{}` |", start, start + n - 1, mv.describe(start), mv.describe(start + n - 1));
+            }
+            start += n;
+        }
+    }
+    out
+}

@@ -297,3 +297,12 @@ fn dictator_moves_and_pass_round_trip() {
     println!("spqr: {pending} positions with a pending second step, {passes} legal passes");
     assert!(pending > 20 && passes > 20, "pending {pending}, passes {passes}");
 }
+
+#[test]
+fn readme_layout_is_up_to_date() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    assert!(
+        readme.contains(&vzero_encoding::layout_markdown()),
+        "encoding/README.md is stale: regenerate with `cargo run -p vzero-encoding --example layout`"
+    );
+}
