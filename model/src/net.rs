@@ -1,0 +1,201 @@
+//! The network (tch::nn) and its raw forward pass.
+
+use tch::nn::{self, Module};
+use tch::{Kind, Tensor};
+
+use crate::config::{NetConfig, PolicyHead};
+use crate::error::Result;
+
+/// Moves-left outputs and targets are scaled by this (the head predicts plies / 100).
+pub const MOVES_LEFT_SCALE: f64 = 100.0;
+
+/// Variables that get no weight decay (BN parameters and biases) live in this optimizer group.
+pub(crate) const NO_DECAY_GROUP: usize = 1;
+
+/// Conv without bias ("same" padding); always followed by a BN.
+fn conv(p: nn::Path, cin: usize, cout: usize, k: usize) -> nn::Conv2D {
+    let cfg = nn::ConvConfig { padding: (k / 2) as i64, bias: false, ..Default::default() };
+    nn::conv2d(&p, cin as i64, cout as i64, k as i64, cfg)
+}
+
+fn bn(p: nn::Path, c: usize) -> nn::BatchNorm {
+    nn::batch_norm2d(p.set_group(NO_DECAY_GROUP), c as i64, Default::default())
+}
+
+/// Linear layer whose bias is in the no-decay group.
+#[derive(Debug)]
+struct Linear {
+    ws: Tensor,
+    bs: Tensor,
+}
+
+impl Linear {
+    fn new(p: nn::Path, din: usize, dout: usize) -> Self {
+        // Same init as tch::nn::linear (kaiming-uniform weights, uniform(+-1/sqrt(din)) bias).
+        let ws = p.var("weight", &[dout as i64, din as i64], nn::init::DEFAULT_KAIMING_UNIFORM);
+        let bound = 1.0 / (din as f64).sqrt();
+        let bs = p.set_group(NO_DECAY_GROUP).var("bias", &[dout as i64], nn::Init::Uniform { lo: -bound, up: bound });
+        Linear { ws, bs }
+    }
+}
+
+impl Module for Linear {
+    fn forward(&self, x: &Tensor) -> Tensor {
+        x.linear(&self.ws, Some(&self.bs))
+    }
+}
+
+/// Linear layer without bias (for inputs added before a BN).
+fn linear_nobias(p: nn::Path, din: usize, dout: usize) -> nn::Linear {
+    nn::linear(p, din as i64, dout as i64, nn::LinearConfig { bias: false, ..Default::default() })
+}
+
+struct ConvBn {
+    conv: nn::Conv2D,
+    bn: nn::BatchNorm,
+}
+
+impl ConvBn {
+    fn new(p: &nn::Path, cin: usize, cout: usize, k: usize) -> Self {
+        ConvBn { conv: conv(p / "conv", cin, cout, k), bn: bn(p / "bn", cout) }
+    }
+    fn forward_t(&self, x: &Tensor, train: bool) -> Tensor {
+        x.apply(&self.conv).apply_t(&self.bn, train)
+    }
+}
+
+/// Mean and max over the board: [B, C, H, W] -> [B, 2C].
+fn global_pool(x: &Tensor) -> Tensor {
+    let mean = x.mean_dim([2i64, 3].as_slice(), false, Kind::Float);
+    let max = x.amax([2i64, 3].as_slice(), false);
+    Tensor::cat(&[mean, max], 1)
+}
+
+struct GlobalPoolBranch {
+    conv: ConvBn,
+    fc: nn::Linear,
+}
+
+struct ResBlock {
+    conv1: nn::Conv2D,
+    bn1: nn::BatchNorm,
+    gpool: Option<GlobalPoolBranch>,
+    second: ConvBn,
+}
+
+impl ResBlock {
+    fn new(p: &nn::Path, c: usize, gpool_channels: Option<usize>) -> Self {
+        ResBlock {
+            conv1: conv(p / "conv1", c, c, 3),
+            bn1: bn(p / "bn1", c),
+            gpool: gpool_channels.map(|cg| GlobalPoolBranch {
+                conv: ConvBn::new(&(p / "gpool"), c, cg, 1),
+                fc: linear_nobias(p / "gpool" / "fc", 2 * cg, c),
+            }),
+            second: ConvBn::new(&(p / "second"), c, c, 3),
+        }
+    }
+
+    fn forward_t(&self, x: &Tensor, train: bool) -> Tensor {
+        let mut y = x.apply(&self.conv1);
+        if let Some(g) = &self.gpool {
+            let pooled = global_pool(&g.conv.forward_t(x, train).relu());
+            y = y + pooled.apply(&g.fc).unsqueeze(-1).unsqueeze(-1);
+        }
+        let y = y.apply_t(&self.bn1, train).relu();
+        (x + self.second.forward_t(&y, train)).relu()
+    }
+}
+
+enum PolicyNet {
+    Dense { conv: ConvBn, fc: Linear },
+    Spatial { conv: ConvBn, out: nn::Conv2D },
+}
+
+/// Raw outputs of one forward pass.
+#[derive(Debug)]
+pub struct NetOutput {
+    /// [B, policy_size] policy logits (not masked).
+    pub policy: Tensor,
+    /// [B, 3] win/draw/loss logits, side to move's point of view.
+    pub wdl: Tensor,
+    /// [B] moves-left prediction in plies / [`MOVES_LEFT_SCALE`] (if the config has the head).
+    pub moves_left: Option<Tensor>,
+}
+
+/// The network modules; the variables live in the owning [`crate::Model`]'s VarStore.
+pub(crate) struct Net {
+    cfg: NetConfig,
+    stem: ConvBn,
+    stem_global: Option<nn::Linear>,
+    blocks: Vec<ResBlock>,
+    policy: PolicyNet,
+    value_conv: ConvBn,
+    value_fc: Linear,
+    wdl_fc: Linear,
+    ml_fc: Option<Linear>,
+}
+
+impl Net {
+    pub(crate) fn new(root: &nn::Path, cfg: &NetConfig) -> Result<Self> {
+        cfg.validate()?;
+        let c = cfg.channels;
+        let area = cfg.board_area();
+        let stem = ConvBn::new(&(root / "stem"), cfg.input_planes, c, 3);
+        let stem_global = (cfg.global_inputs > 0).then(|| linear_nobias(root / "stem" / "global", cfg.global_inputs, c));
+        let blocks = (0..cfg.blocks)
+            .map(|i| {
+                let gp = cfg.global_pool_blocks.contains(&i).then_some(cfg.global_pool_channels);
+                ResBlock::new(&(root / "blocks" / i), c, gp)
+            })
+            .collect();
+        let pp = root / "policy";
+        let policy = match cfg.policy_head {
+            PolicyHead::Dense { channels } => PolicyNet::Dense {
+                conv: ConvBn::new(&pp, c, channels, 1),
+                fc: Linear::new(&pp / "fc", channels * area, cfg.policy_size),
+            },
+            PolicyHead::Spatial { planes } => PolicyNet::Spatial {
+                conv: ConvBn::new(&pp, c, c, 3),
+                // bias and weight both in the no-decay group (tch creates them from one path)
+                out: nn::conv2d((&pp / "out").set_group(NO_DECAY_GROUP), c as i64, planes as i64, 1, Default::default()),
+            },
+        };
+        let vp = root / "value";
+        let value_conv = ConvBn::new(&vp, c, cfg.value_channels, 1);
+        let value_fc = Linear::new(&vp / "fc", 2 * cfg.value_channels, cfg.value_hidden);
+        let wdl_fc = Linear::new(&vp / "wdl", cfg.value_hidden, 3);
+        let ml_fc = cfg.moves_left_head.then(|| Linear::new(&vp / "moves_left", cfg.value_hidden, 1));
+        Ok(Net { cfg: cfg.clone(), stem, stem_global, blocks, policy, value_conv, value_fc, wdl_fc, ml_fc })
+    }
+
+    /// `planes`: [B, C, H, W] f32; `globals`: [B, G] f32 (required iff the config has G > 0).
+    pub(crate) fn forward_t(&self, planes: &Tensor, globals: Option<&Tensor>, train: bool) -> NetOutput {
+        let mut x = planes.apply(&self.stem.conv);
+        if let (Some(fc), Some(g)) = (&self.stem_global, globals) {
+            x = x + g.apply(fc).unsqueeze(-1).unsqueeze(-1);
+        }
+        let mut x = x.apply_t(&self.stem.bn, train).relu();
+        for b in &self.blocks {
+            x = b.forward_t(&x, train);
+        }
+        let policy = match &self.policy {
+            PolicyNet::Dense { conv, fc } => conv.forward_t(&x, train).relu().flatten(1, -1).apply(fc),
+            PolicyNet::Spatial { conv, out } => conv.forward_t(&x, train).relu().apply(out).flatten(1, -1),
+        };
+        let v = global_pool(&self.value_conv.forward_t(&x, train).relu()).apply(&self.value_fc).relu();
+        let wdl = v.apply(&self.wdl_fc);
+        let moves_left = self.ml_fc.as_ref().map(|fc| v.apply(fc).squeeze_dim(1));
+        NetOutput { policy, wdl, moves_left }
+    }
+
+    pub(crate) fn config(&self) -> &NetConfig {
+        &self.cfg
+    }
+}
+
+impl std::fmt::Debug for Net {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Net").field("cfg", &self.cfg).finish_non_exhaustive()
+    }
+}
