@@ -7,5 +7,8 @@ what=${1:-}
 shift || true
 case "$what" in
   perft) cargo run -q --release -p vzero -- bench perft "$@" ;;
-  *) echo "usage: scripts/bench.sh <perft> [args...]" >&2; exit 2 ;;
+  # network throughput (inference batch 1..512, training step; 1 and 2 threads), see
+  # model/examples/nnbench.rs for options (--nets 4x32,6x64 --board 8 --threads 1,2 ...)
+  nn) bash scripts/setup.sh >/dev/null && cargo run -q --release -p vzero-model --example nnbench -- "$@" ;;
+  *) echo "usage: scripts/bench.sh <perft|nn> [args...]" >&2; exit 2 ;;
 esac

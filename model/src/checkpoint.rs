@@ -15,7 +15,7 @@ use safetensors::tensor::{Dtype, SafeTensors, TensorView};
 use serde::{Deserialize, Serialize};
 use tch::{Device, Kind, Tensor};
 
-use crate::config::NetConfig;
+use crate::config::{NetConfig, PolicyHead};
 use crate::error::{io_err, ModelError, Result};
 use crate::model::Model;
 
@@ -58,12 +58,22 @@ pub struct CheckpointInfo {
 }
 
 /// What the caller requires when loading. `net: Some(cfg)` additionally requires the
-/// checkpoint's network config to equal `cfg` (e.g. a trainer resuming with a config file).
+/// checkpoint's network config to equal `cfg` (e.g. a trainer resuming with a config file);
+/// `policy_map: Some(map)` requires a `PolicyHead::Mapped` network with exactly this map
+/// (the encoding's current map).
 #[derive(Clone, Copy, Debug)]
 pub struct Expected<'a> {
     pub variant: &'a str,
     pub encoding_version: u32,
     pub net: Option<&'a NetConfig>,
+    pub policy_map: Option<&'a [u32]>,
+}
+
+impl<'a> Expected<'a> {
+    /// Requires variant and encoding version only.
+    pub fn new(variant: &'a str, encoding_version: u32) -> Self {
+        Expected { variant, encoding_version, net: None, policy_map: None }
+    }
 }
 
 /// `foo`, `foo.json` and `foo.safetensors` all name the checkpoint with stem `foo`.
@@ -144,14 +154,57 @@ pub fn load(path: &Path, expected: &Expected, device: Device) -> Result<(Model, 
     }
     meta.net.validate().map_err(|e| ModelError::CorruptMeta { path: meta_path.clone(), msg: e.to_string() })?;
     let weights_path = meta_path.with_file_name(&meta.weights_file);
-    let mut model = Model::new(&meta.net, device)?;
-    load_weights(&mut model, &weights_path, Some(&meta))?;
+    let bytes = read_weights(&weights_path, Some(&meta))?;
+    let mut model = match meta.net.policy_head {
+        PolicyHead::Mapped { .. } => {
+            let map = stored_policy_map(&bytes, &weights_path)?;
+            Model::with_policy_map(&meta.net, device, &map)
+                .map_err(|e| ModelError::WeightsMismatch { path: weights_path.clone(), detail: e.to_string() })?
+        }
+        _ => Model::new(&meta.net, device)?,
+    };
+    if let Some(want) = expected.policy_map {
+        let have = model.policy_map();
+        if have.as_deref() != Some(want) {
+            let found = match &have {
+                None => "no policy map (not a mapped policy head)".to_string(),
+                Some(h) => match h.iter().zip(want).position(|(a, b)| a != b) {
+                    Some(i) => format!("a different map (first difference at move {i}: {} vs {})", h[i], want[i]),
+                    None => format!("a map of {} entries", h.len()),
+                },
+            };
+            return Err(mismatch("policy map", found, format!("the given map of {} entries", want.len())));
+        }
+    }
+    copy_weights(&mut model, &bytes, &weights_path)?;
     Ok((model, meta))
 }
 
 /// Loads a weights file into an existing model, checking names and shapes (and size/checksum
 /// when `meta` is given).
 pub fn load_weights(model: &mut Model, weights_path: &Path, meta: Option<&CheckpointMeta>) -> Result<()> {
+    let bytes = read_weights(weights_path, meta)?;
+    copy_weights(model, &bytes, weights_path)
+}
+
+/// The `policy.map` tensor of a mapped-head weights file.
+fn stored_policy_map(bytes: &[u8], weights_path: &Path) -> Result<Vec<u32>> {
+    let corrupt = |msg: String| ModelError::CorruptWeights { path: weights_path.to_path_buf(), msg };
+    let st = SafeTensors::deserialize(bytes).map_err(|e| corrupt(format!("{e:?}")))?;
+    let view = st.tensor(POLICY_MAP).map_err(|_| ModelError::WeightsMismatch {
+        path: weights_path.to_path_buf(),
+        detail: format!("mapped policy head but no '{POLICY_MAP}' tensor"),
+    })?;
+    if view.dtype() != Dtype::I64 {
+        return Err(corrupt(format!("{POLICY_MAP}: dtype {:?}, expected I64", view.dtype())));
+    }
+    Ok(view.data().chunks_exact(8).map(|c| i64::from_le_bytes(c.try_into().unwrap_or([0; 8])) as u32).collect())
+}
+
+const POLICY_MAP: &str = "policy.map";
+
+/// Reads a weights file; checks size and checksum against the metadata when given.
+fn read_weights(weights_path: &Path, meta: Option<&CheckpointMeta>) -> Result<Vec<u8>> {
     let corrupt = |msg: String| ModelError::CorruptWeights { path: weights_path.to_path_buf(), msg };
     let bytes = fs::read(weights_path).map_err(io_err(weights_path))?;
     if let Some(meta) = meta {
@@ -170,7 +223,14 @@ pub fn load_weights(model: &mut Model, weights_path: &Path, meta: Option<&Checkp
             )));
         }
     }
-    let st = SafeTensors::deserialize(&bytes).map_err(|e| corrupt(format!("{e:?}")))?;
+    Ok(bytes)
+}
+
+/// Copies every tensor of a safetensors image into the model after checking names, dtypes
+/// and shapes (all problems reported at once).
+fn copy_weights(model: &mut Model, bytes: &[u8], weights_path: &Path) -> Result<()> {
+    let corrupt = |msg: String| ModelError::CorruptWeights { path: weights_path.to_path_buf(), msg };
+    let st = SafeTensors::deserialize(bytes).map_err(|e| corrupt(format!("{e:?}")))?;
     let vars = model.var_store().variables();
     let in_file: BTreeSet<String> = st.names().into_iter().cloned().collect();
     let in_model: BTreeSet<String> = vars.keys().cloned().collect();
@@ -187,8 +247,9 @@ pub fn load_weights(model: &mut Model, weights_path: &Path, meta: Option<&Checkp
     for &name in &names {
         let view = st.tensor(name).map_err(|e| corrupt(format!("{name}: {e:?}")))?;
         let want: Vec<usize> = vars[name].size().iter().map(|&d| d as usize).collect();
-        if view.dtype() != Dtype::F32 {
-            problems.push(format!("{name}: dtype {:?}, expected F32", view.dtype()));
+        let want_dtype = dtype_of(vars[name].kind());
+        if Some(view.dtype()) != want_dtype {
+            problems.push(format!("{name}: dtype {:?}, expected {want_dtype:?}", view.dtype()));
         } else if view.shape() != want.as_slice() {
             problems.push(format!("{name}: shape {:?}, expected {:?}", view.shape(), want));
         }
@@ -200,8 +261,17 @@ pub fn load_weights(model: &mut Model, weights_path: &Path, meta: Option<&Checkp
         for name in names {
             let var = &vars[name];
             let view = st.tensor(name).map_err(|e| corrupt(format!("{name}: {e:?}")))?;
-            let data: Vec<f32> = view.data().chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
-            let src = Tensor::from_slice(&data).view(var.size().as_slice()).to_device(var.device());
+            let src = match view.dtype() {
+                Dtype::I64 => {
+                    let data: Vec<i64> = view.data().chunks_exact(8).map(|c| i64::from_le_bytes(c.try_into().unwrap_or([0; 8]))).collect();
+                    Tensor::from_slice(&data)
+                }
+                _ => {
+                    let data: Vec<f32> = view.data().chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+                    Tensor::from_slice(&data)
+                }
+            };
+            let src = src.view(var.size().as_slice()).to_device(var.device());
             let mut var = var.shallow_clone();
             var.f_copy_(&src)?;
         }
@@ -213,20 +283,22 @@ fn serialize_weights(model: &Model, info: &CheckpointInfo) -> Result<Vec<u8>> {
     let vars = model.var_store().variables();
     let mut names: Vec<&String> = vars.keys().collect();
     names.sort();
-    let mut host: Vec<(String, Vec<usize>, Vec<u8>)> = Vec::with_capacity(names.len());
+    let mut host: Vec<(String, Dtype, Vec<usize>, Vec<u8>)> = Vec::with_capacity(names.len());
     for name in names {
         let t = &vars[name];
-        if t.kind() != Kind::Float {
-            return Err(ModelError::Config(format!("{name}: only f32 variables can be saved, got {:?}", t.kind())));
-        }
+        let dtype = dtype_of(t.kind())
+            .ok_or_else(|| ModelError::Config(format!("{name}: only f32/i64 variables can be saved, got {:?}", t.kind())))?;
         let shape: Vec<usize> = t.size().iter().map(|&d| d as usize).collect();
-        let v = Vec::<f32>::try_from(t.detach().to_device(Device::Cpu).reshape([-1]))?;
-        let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
-        host.push((name.clone(), shape, bytes));
+        let flat = t.detach().to_device(Device::Cpu).reshape([-1]);
+        let bytes: Vec<u8> = match dtype {
+            Dtype::I64 => Vec::<i64>::try_from(flat)?.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            _ => Vec::<f32>::try_from(flat)?.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        };
+        host.push((name.clone(), dtype, shape, bytes));
     }
     let mut views = Vec::with_capacity(host.len());
-    for (name, shape, bytes) in &host {
-        let view = TensorView::new(Dtype::F32, shape.clone(), bytes).map_err(|e| ModelError::Config(format!("{name}: {e:?}")))?;
+    for (name, dtype, shape, bytes) in &host {
+        let view = TensorView::new(*dtype, shape.clone(), bytes).map_err(|e| ModelError::Config(format!("{name}: {e:?}")))?;
         views.push((name.as_str(), view));
     }
     let header: HashMap<String, String> = [
@@ -237,6 +309,14 @@ fn serialize_weights(model: &Model, info: &CheckpointInfo) -> Result<Vec<u8>> {
     .into_iter()
     .collect();
     safetensors::tensor::serialize(views, &Some(header)).map_err(|e| ModelError::Config(format!("serialise weights: {e:?}")))
+}
+
+fn dtype_of(kind: Kind) -> Option<Dtype> {
+    match kind {
+        Kind::Float => Some(Dtype::F32),
+        Kind::Int64 => Some(Dtype::I64),
+        _ => None,
+    }
 }
 
 static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);

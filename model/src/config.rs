@@ -16,6 +16,13 @@ pub enum PolicyHead {
     /// `index = plane * (H*W) + square` (square = row * W + col, rows as the planes are laid out).
     /// Cheaper and spatially aligned, but ties the move encoding to this layout.
     Spatial { planes: usize },
+    /// Per-square planes with an explicit move map: like `Spatial` (conv3x3 + BN + ReLU, conv1x1
+    /// to `planes` planes), then logit `i` = grid cell `policy_map[i]` (= plane * H*W + square)
+    /// of the `planes x H x W` output. Any `policy_size` and any move-index order: the encoding
+    /// supplies the map (e.g. plane = move kind/direction, square = from-square or drop square),
+    /// which must be injective. The map is stored in the checkpoint's weights file
+    /// (`policy.map`, i64) and checked on load; see [`crate::Model::with_policy_map`].
+    Mapped { planes: usize },
 }
 
 /// Network hyper-parameters. Stored verbatim in every checkpoint's metadata; a checkpoint is
@@ -128,6 +135,9 @@ impl NetConfig {
         match self.policy_head {
             PolicyHead::Dense { channels } if channels == 0 => {
                 return err("policy_head.channels must be > 0".into());
+            }
+            PolicyHead::Mapped { planes } if planes == 0 => {
+                return err("policy_head.planes must be > 0".into());
             }
             PolicyHead::Spatial { planes } if planes * self.board_area() != self.policy_size => {
                 return err(format!(

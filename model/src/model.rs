@@ -131,11 +131,25 @@ impl std::fmt::Debug for Model {
 }
 
 impl Model {
-    /// A freshly initialised network (random weights from torch's global RNG).
+    /// A freshly initialised network (random weights from torch's global RNG). For
+    /// `PolicyHead::Mapped` use [`Model::with_policy_map`].
     pub fn new(config: &NetConfig, device: Device) -> Result<Self> {
         let vs = nn::VarStore::new(device);
-        let net = Net::new(&vs.root(), config)?;
+        let net = Net::new(&vs.root(), config, None)?;
         Ok(Model { vs, net })
+    }
+
+    /// A fresh network with a `PolicyHead::Mapped` policy head: `policy_map[i]` is the cell
+    /// (plane * H*W + square) of the head's `planes x H x W` output that gives move `i`'s logit.
+    pub fn with_policy_map(config: &NetConfig, device: Device, policy_map: &[u32]) -> Result<Self> {
+        let vs = nn::VarStore::new(device);
+        let net = Net::new(&vs.root(), config, Some(policy_map))?;
+        Ok(Model { vs, net })
+    }
+
+    /// The policy map of a `PolicyHead::Mapped` network (None for other heads).
+    pub fn policy_map(&self) -> Option<Vec<u32>> {
+        self.net.policy_map()
     }
 
     /// Like [`Model::new`] but seeds torch's (process-global) RNG first, for reproducible

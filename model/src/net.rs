@@ -4,7 +4,7 @@ use tch::nn::{self, Module};
 use tch::{Kind, Tensor};
 
 use crate::config::{NetConfig, PolicyHead};
-use crate::error::Result;
+use crate::error::{ModelError, Result};
 
 /// Moves-left outputs and targets are scaled by this (the head predicts plies / 100).
 pub const MOVES_LEFT_SCALE: f64 = 100.0;
@@ -110,6 +110,30 @@ impl ResBlock {
 enum PolicyNet {
     Dense { conv: ConvBn, fc: Linear },
     Spatial { conv: ConvBn, out: nn::Conv2D },
+    Mapped { conv: ConvBn, out: nn::Conv2D, map: Tensor },
+}
+
+/// Checks a policy map against the config: one entry per move index, each a distinct cell of
+/// the `planes x H x W` grid.
+pub(crate) fn check_policy_map(cfg: &NetConfig, map: &[u32]) -> Result<()> {
+    let PolicyHead::Mapped { planes } = cfg.policy_head else {
+        return Err(ModelError::Config("a policy map is only used with policy_head kind \"mapped\"".into()));
+    };
+    let cells = planes * cfg.board_area();
+    if map.len() != cfg.policy_size {
+        return Err(ModelError::Config(format!("policy map has {} entries, policy_size is {}", map.len(), cfg.policy_size)));
+    }
+    let mut seen = vec![false; cells];
+    for (i, &c) in map.iter().enumerate() {
+        let c = c as usize;
+        if c >= cells {
+            return Err(ModelError::Config(format!("policy map[{i}] = {c} >= planes*H*W = {cells}")));
+        }
+        if std::mem::replace(&mut seen[c], true) {
+            return Err(ModelError::Config(format!("policy map is not injective: cell {c} used twice (again by move {i})")));
+        }
+    }
+    Ok(())
 }
 
 /// Raw outputs of one forward pass.
@@ -137,8 +161,15 @@ pub(crate) struct Net {
 }
 
 impl Net {
-    pub(crate) fn new(root: &nn::Path, cfg: &NetConfig) -> Result<Self> {
+    pub(crate) fn new(root: &nn::Path, cfg: &NetConfig, policy_map: Option<&[u32]>) -> Result<Self> {
         cfg.validate()?;
+        match (&cfg.policy_head, policy_map) {
+            (PolicyHead::Mapped { .. }, None) => {
+                return Err(ModelError::Config("policy_head \"mapped\" needs a policy map (Model::with_policy_map)".into()))
+            }
+            (_, Some(map)) => check_policy_map(cfg, map)?,
+            _ => {}
+        }
         let c = cfg.channels;
         let area = cfg.board_area();
         let stem = ConvBn::new(&(root / "stem"), cfg.input_planes, c, 3);
@@ -160,6 +191,16 @@ impl Net {
                 // bias and weight both in the no-decay group (tch creates them from one path)
                 out: nn::conv2d((&pp / "out").set_group(NO_DECAY_GROUP), c as i64, planes as i64, 1, Default::default()),
             },
+            PolicyHead::Mapped { planes } => {
+                let map: Vec<i64> = policy_map.unwrap_or_default().iter().map(|&m| m as i64).collect();
+                let map = Tensor::from_slice(&map).to_device(root.device());
+                PolicyNet::Mapped {
+                    conv: ConvBn::new(&pp, c, c, 3),
+                    out: nn::conv2d((&pp / "out").set_group(NO_DECAY_GROUP), c as i64, planes as i64, 1, Default::default()),
+                    // non-trainable buffer: saved with the weights, never updated
+                    map: pp.add("map", map, false),
+                }
+            }
         };
         let vp = root / "value";
         let value_conv = ConvBn::new(&vp, c, cfg.value_channels, 1);
@@ -182,6 +223,9 @@ impl Net {
         let policy = match &self.policy {
             PolicyNet::Dense { conv, fc } => conv.forward_t(&x, train).relu().flatten(1, -1).apply(fc),
             PolicyNet::Spatial { conv, out } => conv.forward_t(&x, train).relu().apply(out).flatten(1, -1),
+            PolicyNet::Mapped { conv, out, map } => {
+                conv.forward_t(&x, train).relu().apply(out).flatten(1, -1).index_select(1, map)
+            }
         };
         let v = global_pool(&self.value_conv.forward_t(&x, train).relu()).apply(&self.value_fc).relu();
         let wdl = v.apply(&self.wdl_fc);
@@ -191,6 +235,15 @@ impl Net {
 
     pub(crate) fn config(&self) -> &NetConfig {
         &self.cfg
+    }
+
+    pub(crate) fn policy_map(&self) -> Option<Vec<u32>> {
+        match &self.policy {
+            PolicyNet::Mapped { map, .. } => {
+                Vec::<i64>::try_from(map.to_device(tch::Device::Cpu)).ok().map(|v| v.into_iter().map(|m| m as u32).collect())
+            }
+            _ => None,
+        }
     }
 }
 

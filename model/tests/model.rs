@@ -220,7 +220,7 @@ fn checkpoint_round_trip_is_bit_exact() {
     let leftovers: Vec<_> = std::fs::read_dir(&dir).unwrap().filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().ends_with(".tmp")).collect();
     assert!(leftovers.is_empty());
 
-    let exp = Expected { variant: "empire", encoding_version: 3, net: Some(&cfg) };
+    let exp = Expected { net: Some(&cfg), ..Expected::new("empire", 3) };
     let (loaded, meta2) = checkpoint::load(&dir.join("s3.json"), &exp, Device::Cpu).unwrap();
     assert_eq!(meta, meta2);
     assert_eq!((meta2.step, meta2.samples_seen, meta2.parent.as_deref()), (3, 24, Some("s0")));
@@ -244,7 +244,7 @@ fn checkpoint_mismatches_and_corruption_are_clear_errors() {
     let stem = dir.join("net");
     let info = CheckpointInfo { variant: "shogun".into(), encoding_version: 2, ..Default::default() };
     checkpoint::save(&model, &stem, &info).unwrap();
-    let ok = Expected { variant: "shogun", encoding_version: 2, net: None };
+    let ok = Expected::new("shogun", 2);
     checkpoint::load(&stem, &ok, Device::Cpu).unwrap();
 
     let e = checkpoint::load(&stem, &Expected { variant: "empire", ..ok }, Device::Cpu).unwrap_err();
@@ -294,6 +294,53 @@ fn checkpoint_mismatches_and_corruption_are_clear_errors() {
     std::fs::remove_file(&wpath).unwrap();
     assert!(matches!(checkpoint::load(&stem, &ok, Device::Cpu).unwrap_err(), ModelError::Io { .. }));
     assert!(matches!(checkpoint::read_meta(&dir.join("nope")).unwrap_err(), ModelError::Io { .. }));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A move map in reverse order over 3 planes x 64 squares, with one cell left unused.
+fn reverse_map(n: usize) -> Vec<u32> {
+    (0..n).map(|i| (n - i) as u32).collect()
+}
+
+#[test]
+fn mapped_policy_head() {
+    let mut cfg = tiny(8, 8, 191);
+    cfg.policy_head = PolicyHead::Mapped { planes: 3 };
+    assert!(matches!(Model::new(&cfg, Device::Cpu), Err(ModelError::Config(_))));
+    let mut dup = reverse_map(191);
+    dup[5] = dup[6];
+    let e = Model::with_policy_map(&cfg, Device::Cpu, &dup).unwrap_err();
+    assert!(e.to_string().contains("injective"), "{e}");
+    assert!(Model::with_policy_map(&cfg, Device::Cpu, &[0, 1, 2]).is_err());
+    assert!(Model::with_policy_map(&cfg, Device::Cpu, &vec![192u32; 191]).is_err());
+
+    let map = reverse_map(191);
+    let model = Model::with_policy_map(&cfg, Device::Cpu, &map).unwrap();
+    assert_eq!(model.policy_map().as_deref(), Some(map.as_slice()));
+    let (planes, _, legal) = inputs(&cfg, 3, 20, 21);
+    let ev = model.evaluate_lists(&planes, None, &legal).unwrap();
+    assert!((ev.policy(2).iter().sum::<f32>() - 1.0).abs() < 1e-5);
+    // training works through the gather
+    let (planes, pt, wdl, ml, w) = batch_data(&cfg, 8);
+    let batch = TrainBatch { planes: &planes, globals: None, policy: &pt, wdl: &wdl, moves_left: Some(&ml), weights: Some(&w) };
+    let mut tr = Trainer::new(&model, TrainConfig::adamw()).unwrap();
+    let first = tr.step(&model, &batch).unwrap();
+    for _ in 0..10 {
+        tr.step(&model, &batch).unwrap();
+    }
+    assert!(tr.evaluate(&model, &batch).unwrap().policy.is_finite());
+    assert!(first.policy > 0.0);
+
+    // The map travels with the checkpoint and can be required on load.
+    let dir = tmpdir("mapped");
+    checkpoint::save(&model, &dir.join("m"), &CheckpointInfo { variant: "spqr".into(), encoding_version: 1, ..Default::default() }).unwrap();
+    let (loaded, _) = checkpoint::load(&dir.join("m"), &Expected { policy_map: Some(&map), ..Expected::new("spqr", 1) }, Device::Cpu).unwrap();
+    let (planes, _, legal) = inputs(&cfg, 3, 20, 21);
+    assert_eq!(loaded.evaluate_lists(&planes, None, &legal).unwrap(), model.evaluate_lists(&planes, None, &legal).unwrap());
+    let mut other = map.clone();
+    other.swap(0, 1);
+    let e = checkpoint::load(&dir.join("m"), &Expected { policy_map: Some(&other), ..Expected::new("spqr", 1) }, Device::Cpu).unwrap_err();
+    assert!(matches!(e, ModelError::Mismatch { what: "policy map", .. }) && e.to_string().contains("move 0"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
