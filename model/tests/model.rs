@@ -64,6 +64,12 @@ fn inputs(cfg: &NetConfig, b: usize, max_legal: usize, seed: u64) -> (Vec<f32>, 
     (planes, globals, legal)
 }
 
+/// One intra-op thread: cargo runs tests in parallel, and on a busy 2-core box several
+/// OpenMP-spinning torch threads per test make the suite 20x slower.
+fn init() {
+    vzero_model::set_threads(1);
+}
+
 fn tmpdir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("vzero-model-test-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
@@ -73,6 +79,7 @@ fn tmpdir(name: &str) -> PathBuf {
 
 #[test]
 fn forward_shapes_8x8_and_12x12() {
+    init();
     let mut spatial = tiny(12, 12, 5 * 144);
     spatial.policy_head = PolicyHead::Spatial { planes: 5 };
     spatial.global_inputs = 3;
@@ -91,6 +98,7 @@ fn forward_shapes_8x8_and_12x12() {
 
 #[test]
 fn config_validation() {
+    init();
     let mut c = tiny(8, 8, 100);
     c.policy_head = PolicyHead::Spatial { planes: 2 };
     assert!(matches!(Model::new(&c, Device::Cpu), Err(ModelError::Config(_))));
@@ -103,6 +111,7 @@ fn config_validation() {
 
 #[test]
 fn masked_probabilities_sum_to_one_and_match_logits() {
+    init();
     let mut cfg = tiny(12, 12, 2000);
     cfg.global_inputs = 2;
     let model = Model::new_seeded(&cfg, Device::Cpu, 3).unwrap();
@@ -146,6 +155,7 @@ fn masked_probabilities_sum_to_one_and_match_logits() {
 
 #[test]
 fn bad_inputs_are_errors() {
+    init();
     let cfg = tiny(8, 8, 100);
     let model = Model::new(&cfg, Device::Cpu).unwrap();
     let (planes, _, _) = inputs(&cfg, 2, 3, 5);
@@ -180,6 +190,7 @@ fn batch_data(cfg: &NetConfig, b: usize) -> (Vec<f32>, PolicyTargets, Vec<[f32; 
 
 #[test]
 fn training_lowers_loss_sgd_and_adamw() {
+    init();
     let cfg = tiny(8, 8, 300);
     for tc in [TrainConfig::sgd(), TrainConfig::adamw()] {
         let model = Model::new_seeded(&cfg, Device::Cpu, 5).unwrap();
@@ -202,6 +213,7 @@ fn training_lowers_loss_sgd_and_adamw() {
 
 #[test]
 fn checkpoint_round_trip_is_bit_exact() {
+    init();
     let mut cfg = tiny(12, 12, 500);
     cfg.global_inputs = 2;
     let model = Model::new_seeded(&cfg, Device::Cpu, 8).unwrap();
@@ -238,6 +250,7 @@ fn checkpoint_round_trip_is_bit_exact() {
 
 #[test]
 fn checkpoint_mismatches_and_corruption_are_clear_errors() {
+    init();
     let cfg = tiny(8, 8, 200);
     let model = Model::new_seeded(&cfg, Device::Cpu, 9).unwrap();
     let dir = tmpdir("mismatch");
@@ -304,6 +317,7 @@ fn reverse_map(n: usize) -> Vec<u32> {
 
 #[test]
 fn mapped_policy_head() {
+    init();
     let mut cfg = tiny(8, 8, 191);
     cfg.policy_head = PolicyHead::Mapped { planes: 3 };
     assert!(matches!(Model::new(&cfg, Device::Cpu), Err(ModelError::Config(_))));
@@ -346,6 +360,7 @@ fn mapped_policy_head() {
 
 #[test]
 fn device_choice() {
+    init();
     assert_eq!("auto".parse::<DeviceChoice>().unwrap(), DeviceChoice::Auto);
     assert_eq!("CPU".parse::<DeviceChoice>().unwrap(), DeviceChoice::Cpu);
     assert_eq!("cuda".parse::<DeviceChoice>().unwrap(), DeviceChoice::Cuda(0));
