@@ -11,6 +11,7 @@
 //!          --legal 32  --batches 1,8,32,128,512  --train-batch 256  --reps 5  --device auto
 //!          --head dense|spatial|mapped  (spatial: policy = 73 planes x H x W, --policy ignored;
 //!          mapped: 73 planes, --policy moves mapped onto distinct cells)
+//!          --raw  (inference = bare forward pass on a prepared tensor, to see the API's overhead)
 
 use std::time::Instant;
 
@@ -31,6 +32,7 @@ struct Opts {
     reps: usize,
     device: DeviceChoice,
     head: String,
+    raw: bool,
 }
 
 fn list(s: &str) -> Vec<usize> {
@@ -51,6 +53,7 @@ fn parse() -> Opts {
         reps: 5,
         device: DeviceChoice::Auto,
         head: "dense".into(),
+        raw: false,
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -80,8 +83,13 @@ fn parse() -> Opts {
             "--reps" => o.reps = v.parse().unwrap(),
             "--device" => o.device = v.parse().unwrap_or_else(|e| panic!("{e}")),
             "--head" => o.head = v.clone(),
+            "--raw" => {
+                o.raw = true;
+                i += 1;
+                continue;
+            }
             "-h" | "--help" => {
-                println!("{}", include_str!("nnbench.rs").lines().take(14).map(|l| l.trim_start_matches("//!")).collect::<Vec<_>>().join("\n"));
+                println!("{}", include_str!("nnbench.rs").lines().take(15).map(|l| l.trim_start_matches("//!")).collect::<Vec<_>>().join("\n"));
                 std::process::exit(0);
             }
             other => panic!("unknown option {other} (try --help)"),
@@ -163,6 +171,9 @@ fn main() {
         dev,
         o.reps
     );
+    if o.raw {
+        println!("--raw: inference = forward pass only (no input copy, no masking/softmax)");
+    }
     println!("inference = Model::evaluate (masked softmax over legal moves + W/D/L), positions/s; train = Trainer::step, SGD momentum, batch {}, samples/s", o.train_batch);
     println!();
     let mut header = "| net | params | threads |".to_string();
@@ -201,9 +212,19 @@ fn main() {
                     lm
                 };
                 let mut out = vzero_model::Evaluation::default();
-                let rate = measure(o.reps, b, || {
-                    model.evaluate_into(&planes[..b * per], None, &lm, &mut out).expect("evaluate");
-                });
+                let rate = if o.raw {
+                    let (x, _) = model.input_tensors(b, &planes[..b * per], None).expect("input");
+                    measure(o.reps, b, || {
+                        tch::no_grad(|| {
+                            let o = model.forward_t(&x, None, false);
+                            let _ = o.wdl.double_value(&[0, 0]);
+                        })
+                    })
+                } else {
+                    measure(o.reps, b, || {
+                        model.evaluate_into(&planes[..b * per], None, &lm, &mut out).expect("evaluate");
+                    })
+                };
                 row += &format!(" {rate:.0} |");
             }
             // Training on a copy so inference numbers of later rows use the same weights.
