@@ -45,6 +45,28 @@ impl Module for Linear {
     }
 }
 
+/// conv1x1 with bias (policy output planes); the bias is in the no-decay group.
+#[derive(Debug)]
+struct Conv1x1 {
+    ws: Tensor,
+    bs: Tensor,
+}
+
+impl Conv1x1 {
+    fn new(p: nn::Path, cin: usize, cout: usize) -> Self {
+        let ws = p.var("weight", &[cout as i64, cin as i64, 1, 1], nn::init::DEFAULT_KAIMING_UNIFORM);
+        let bound = 1.0 / (cin as f64).sqrt();
+        let bs = p.set_group(NO_DECAY_GROUP).var("bias", &[cout as i64], nn::Init::Uniform { lo: -bound, up: bound });
+        Conv1x1 { ws, bs }
+    }
+}
+
+impl Module for Conv1x1 {
+    fn forward(&self, x: &Tensor) -> Tensor {
+        x.conv2d(&self.ws, Some(&self.bs), [1i64, 1].as_slice(), [0i64, 0].as_slice(), [1i64, 1].as_slice(), 1)
+    }
+}
+
 /// Linear layer without bias (for inputs added before a BN).
 fn linear_nobias(p: nn::Path, din: usize, dout: usize) -> nn::Linear {
     nn::linear(p, din as i64, dout as i64, nn::LinearConfig { bias: false, ..Default::default() })
@@ -109,8 +131,8 @@ impl ResBlock {
 
 enum PolicyNet {
     Dense { conv: ConvBn, fc: Linear },
-    Spatial { conv: ConvBn, out: nn::Conv2D },
-    Mapped { conv: ConvBn, out: nn::Conv2D, map: Tensor },
+    Spatial { conv: ConvBn, out: Conv1x1 },
+    Mapped { conv: ConvBn, out: Conv1x1, map: Tensor },
 }
 
 /// Checks a policy map against the config: one entry per move index, each a distinct cell of
@@ -188,15 +210,14 @@ impl Net {
             },
             PolicyHead::Spatial { planes } => PolicyNet::Spatial {
                 conv: ConvBn::new(&pp, c, c, 3),
-                // bias and weight both in the no-decay group (tch creates them from one path)
-                out: nn::conv2d((&pp / "out").set_group(NO_DECAY_GROUP), c as i64, planes as i64, 1, Default::default()),
+                out: Conv1x1::new(&pp / "out", c, planes),
             },
             PolicyHead::Mapped { planes } => {
                 let map: Vec<i64> = policy_map.unwrap_or_default().iter().map(|&m| m as i64).collect();
                 let map = Tensor::from_slice(&map).to_device(root.device());
                 PolicyNet::Mapped {
                     conv: ConvBn::new(&pp, c, c, 3),
-                    out: nn::conv2d((&pp / "out").set_group(NO_DECAY_GROUP), c as i64, planes as i64, 1, Default::default()),
+                    out: Conv1x1::new(&pp / "out", c, planes),
                     // non-trainable buffer: saved with the weights, never updated
                     map: pp.add("map", map, false),
                 }
