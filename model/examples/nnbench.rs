@@ -171,6 +171,14 @@ fn main() {
         dev,
         o.reps
     );
+    if let Ok(l) = std::fs::read_to_string("/proc/loadavg") {
+        let l: Vec<&str> = l.split_whitespace().take(3).collect();
+        println!(
+            "load average at start: {} ({} cores): 2-thread numbers collapse when another process holds a core",
+            l.join(" "),
+            device::training_threads()
+        );
+    }
     if o.raw {
         println!("--raw: inference = forward pass only (no input copy, no masking/softmax)");
     }
