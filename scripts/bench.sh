@@ -9,5 +9,8 @@ case "$what" in
   perft) cargo run -q --release -p vzero -- bench perft "$@" ;;
   # Search simulations/s per variant with a zero-cost evaluator, single thread; args: [runs].
   mcts) cargo run -q --release -p vzero-mcts --example bench -- "$@" ;;
-  *) echo "usage: scripts/bench.sh <perft|mcts> [args...]" >&2; exit 2 ;;
+  # network throughput (inference batch 1..512, training step; 1 and 2 threads), see
+  # model/examples/nnbench.rs for options (--nets 4x32,6x64 --board 8 --threads 1,2 ...)
+  nn) bash scripts/setup.sh >/dev/null && cargo run -q --release -p vzero-model --example nnbench -- "$@" ;;
+  *) echo "usage: scripts/bench.sh <perft|mcts|nn> [args...]" >&2; exit 2 ;;
 esac

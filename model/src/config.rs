@@ -1,0 +1,173 @@
+use serde::{Deserialize, Serialize};
+
+use crate::error::{ModelError, Result};
+
+/// Shape of the policy head. Both produce `policy_size` logits per position.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum PolicyHead {
+    /// conv1x1 (trunk -> `channels` planes) + BN + ReLU, flatten, then one linear layer to
+    /// `policy_size` logits. Works for **any** move-index layout and any board/policy size; cost
+    /// `channels*H*W*policy_size` MACs and parameters (e.g. 8 x 64 x 4,000 = 2 M at 8x8).
+    Dense { channels: usize },
+    /// Per-square "from-plane" scheme (AlphaZero/lc0 style): conv3x3 + BN + ReLU, then conv1x1 to
+    /// `planes` planes whose `planes*H*W` values *are* the logits. Requires
+    /// `policy_size == planes * H * W` and a move encoding with
+    /// `index = plane * (H*W) + square` (square = row * W + col, rows as the planes are laid out).
+    /// Cheaper and spatially aligned, but ties the move encoding to this layout.
+    Spatial { planes: usize },
+    /// Per-square planes with an explicit move map: like `Spatial` (conv3x3 + BN + ReLU, conv1x1
+    /// to `planes` planes), then logit `i` = grid cell `policy_map[i]` (= plane * H*W + square)
+    /// of the `planes x H x W` output. Any `policy_size` and any move-index order: the encoding
+    /// supplies the map (e.g. plane = move kind/direction, square = from-square or drop square),
+    /// which must be injective. The map is stored in the checkpoint's weights file
+    /// (`policy.map`, i64) and checked on load; see [`crate::Model::with_policy_map`].
+    Mapped { planes: usize },
+}
+
+/// Network hyper-parameters. Stored verbatim in every checkpoint's metadata; a checkpoint is
+/// loaded by building the network from its config and then checking every tensor's shape.
+///
+/// Architecture (post-activation ResNet, no biases in convs followed by BN):
+/// * stem: conv3x3 `input_planes -> channels` (+ linear `global_inputs -> channels` added as a
+///   per-channel bias, KataGo style) + BN + ReLU;
+/// * `blocks` residual blocks conv3x3-BN-ReLU-conv3x3-BN + skip + ReLU; the blocks listed in
+///   `global_pool_blocks` also get a KataGo-style global pooling branch: conv1x1 to
+///   `global_pool_channels` + BN + ReLU, mean and max over the board, linear to `channels`,
+///   added as a per-channel bias after the first conv (gives every square board-wide context,
+///   e.g. for drops);
+/// * policy head: see [`PolicyHead`];
+/// * value head: conv1x1 `channels -> value_channels` + BN + ReLU, mean and max pooling,
+///   linear to `value_hidden` + ReLU, then linear to 3 W/D/L logits (from the side to move's
+///   point of view) and, if `moves_left_head`, linear to 1 (moves-left estimate, in plies / 100).
+///
+/// The parameter count of the trunk and value head does not depend on the board size.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetConfig {
+    /// Input feature planes per position (C of B x C x H x W).
+    pub input_planes: usize,
+    /// Global scalar inputs per position (hand counts, counters...); 0 = none.
+    #[serde(default)]
+    pub global_inputs: usize,
+    pub board_height: usize,
+    pub board_width: usize,
+    /// Size of the flat move-index space (number of policy logits).
+    pub policy_size: usize,
+    pub blocks: usize,
+    pub channels: usize,
+    /// Indices (0-based) of the residual blocks that carry a global pooling branch.
+    #[serde(default)]
+    pub global_pool_blocks: Vec<usize>,
+    #[serde(default)]
+    pub global_pool_channels: usize,
+    pub policy_head: PolicyHead,
+    pub value_channels: usize,
+    pub value_hidden: usize,
+    #[serde(default)]
+    pub moves_left_head: bool,
+}
+
+impl NetConfig {
+    /// The default small network: 4 blocks x 32 channels, global pooling in blocks 1 and 3,
+    /// dense policy head with 8 planes, value head 32 planes -> 64 hidden, moves-left head.
+    pub fn small(input_planes: usize, board_height: usize, board_width: usize, policy_size: usize) -> Self {
+        Self::with_size(input_planes, board_height, board_width, policy_size, 4, 32)
+    }
+
+    /// A net of `blocks` x `channels` with the default heads; global pooling in every second
+    /// block (1, 3, 5, ...), `max(channels/4, 8)` pooling channels.
+    pub fn with_size(
+        input_planes: usize,
+        board_height: usize,
+        board_width: usize,
+        policy_size: usize,
+        blocks: usize,
+        channels: usize,
+    ) -> Self {
+        NetConfig {
+            input_planes,
+            global_inputs: 0,
+            board_height,
+            board_width,
+            policy_size,
+            blocks,
+            channels,
+            global_pool_blocks: (1..blocks).step_by(2).collect(),
+            global_pool_channels: (channels / 4).max(8),
+            policy_head: PolicyHead::Dense { channels: 8 },
+            value_channels: 32,
+            value_hidden: 64.max(channels),
+            moves_left_head: true,
+        }
+    }
+
+    pub fn board_area(&self) -> usize {
+        self.board_height * self.board_width
+    }
+
+    /// Number of f32 values of one position's input planes (C*H*W).
+    pub fn input_len(&self) -> usize {
+        self.input_planes * self.board_area()
+    }
+
+    /// Checks internal consistency; called by every constructor that builds a network.
+    pub fn validate(&self) -> Result<()> {
+        let err = |m: String| Err(ModelError::Config(m));
+        if self.input_planes == 0 || self.board_height == 0 || self.board_width == 0 {
+            return err(format!(
+                "input_planes, board_height and board_width must be > 0 (got {}x{}x{})",
+                self.input_planes, self.board_height, self.board_width
+            ));
+        }
+        if self.policy_size == 0 || self.channels == 0 || self.value_channels == 0 || self.value_hidden == 0 {
+            return err("policy_size, channels, value_channels and value_hidden must be > 0".into());
+        }
+        if self.policy_size > i32::MAX as usize {
+            return err(format!("policy_size {} too large", self.policy_size));
+        }
+        if let Some(&b) = self.global_pool_blocks.iter().find(|&&b| b >= self.blocks) {
+            return err(format!("global_pool_blocks contains {b}, but there are only {} blocks", self.blocks));
+        }
+        if !self.global_pool_blocks.is_empty() && self.global_pool_channels == 0 {
+            return err("global_pool_blocks is non-empty but global_pool_channels is 0".into());
+        }
+        match self.policy_head {
+            PolicyHead::Dense { channels } if channels == 0 => {
+                return err("policy_head.channels must be > 0".into());
+            }
+            PolicyHead::Mapped { planes } if planes == 0 => {
+                return err("policy_head.planes must be > 0".into());
+            }
+            PolicyHead::Spatial { planes } if planes * self.board_area() != self.policy_size => {
+                return err(format!(
+                    "spatial policy head needs policy_size == planes*H*W, but {planes}*{}*{} != {}",
+                    self.board_height, self.board_width, self.policy_size
+                ));
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Names of the top-level fields whose values differ (used in mismatch errors).
+    pub fn diff(&self, other: &NetConfig) -> Vec<String> {
+        let a = serde_json::to_value(self).unwrap_or_default();
+        let b = serde_json::to_value(other).unwrap_or_default();
+        match (a, b) {
+            (serde_json::Value::Object(a), serde_json::Value::Object(b)) => {
+                let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
+                keys.sort();
+                keys.dedup();
+                keys.into_iter()
+                    .filter(|k| a.get(*k) != b.get(*k))
+                    .map(|k| {
+                        let show = |v: Option<&serde_json::Value>| v.map_or("-".to_string(), |v| v.to_string());
+                        format!("{k}: {} vs {}", show(a.get(k)), show(b.get(k)))
+                    })
+                    .collect()
+            }
+            _ => vec!["<unserialisable>".into()],
+        }
+    }
+}

@@ -1,0 +1,112 @@
+//! Device selection (`--device auto|cpu|cuda[:N]`) and LibTorch thread settings.
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Once;
+
+use tch::Device;
+
+use crate::error::{ModelError, Result};
+
+/// What the user asked for on the command line. `Auto` = first CUDA device if one is usable,
+/// else CPU.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DeviceChoice {
+    #[default]
+    Auto,
+    Cpu,
+    Cuda(usize),
+}
+
+impl FromStr for DeviceChoice {
+    type Err = ModelError;
+    fn from_str(s: &str) -> Result<Self> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "auto" => Ok(DeviceChoice::Auto),
+            "cpu" => Ok(DeviceChoice::Cpu),
+            "cuda" | "gpu" => Ok(DeviceChoice::Cuda(0)),
+            other => other
+                .strip_prefix("cuda:")
+                .and_then(|n| n.parse().ok())
+                .map(DeviceChoice::Cuda)
+                .ok_or_else(|| ModelError::Device(format!("unknown device '{s}' (expected auto, cpu, cuda or cuda:N)"))),
+        }
+    }
+}
+
+impl fmt::Display for DeviceChoice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DeviceChoice::Auto => f.write_str("auto"),
+            DeviceChoice::Cpu => f.write_str("cpu"),
+            DeviceChoice::Cuda(0) => f.write_str("cuda"),
+            DeviceChoice::Cuda(n) => write!(f, "cuda:{n}"),
+        }
+    }
+}
+
+impl DeviceChoice {
+    /// Resolves to a torch device. Asking for CUDA explicitly when it is unavailable is an
+    /// error (with the likely reason), never a silent fallback to CPU.
+    pub fn resolve(self) -> Result<Device> {
+        match self {
+            DeviceChoice::Cpu => Ok(Device::Cpu),
+            DeviceChoice::Auto => Ok(if cuda_available() { Device::Cuda(0) } else { Device::Cpu }),
+            DeviceChoice::Cuda(n) => {
+                let count = if cuda_available() { tch::Cuda::device_count() as usize } else { 0 };
+                if n < count {
+                    Ok(Device::Cuda(n))
+                } else if count == 0 {
+                    Err(ModelError::Device(
+                        "CUDA requested but not available (no GPU, or LibTorch is the cpu flavour: \
+                         run `TORCH_FLAVOR=full bash scripts/setup.sh` on a GPU machine)"
+                            .into(),
+                    ))
+                } else {
+                    Err(ModelError::Device(format!("cuda:{n} requested but only {count} CUDA device(s)")))
+                }
+            }
+        }
+    }
+}
+
+/// True when LibTorch can use a CUDA device (false with the cpu flavour of scripts/setup.sh).
+pub fn cuda_available() -> bool {
+    tch::Cuda::is_available()
+}
+
+/// Short description of a device, for logs and benchmark headers.
+pub fn describe(device: Device) -> String {
+    match device {
+        Device::Cpu => format!("cpu ({} intra-op thread(s))", tch::get_num_threads()),
+        Device::Cuda(n) => format!("cuda:{n}"),
+        other => format!("{other:?}"),
+    }
+}
+
+static INTEROP: Once = Once::new();
+
+/// Sets LibTorch's CPU threading: `intra_op` threads per op (process-global in practice) and
+/// one inter-op thread (set once per process, before any parallel work — LibTorch refuses to
+/// change it later).
+///
+/// Measured on the project's 2-core machine (shared/notes/toolchain.md section 5): use
+/// **1 intra-op thread** for self-play/inference workers (run one worker per core, each batching
+/// >= 8-32 positions per forward); 2 threads only pay off for training or big batches on an
+/// otherwise idle box, and OpenMP barriers stall badly when the other core is busy.
+pub fn set_threads(intra_op: usize) {
+    INTEROP.call_once(|| {
+        // LibTorch throws if parallel work has already started; tch turns that into a panic.
+        let _ = std::panic::catch_unwind(|| tch::set_num_interop_threads(1));
+    });
+    tch::set_num_threads(intra_op.max(1) as i32);
+}
+
+/// Thread count for a process running self-play / inference workers: 1 intra-op thread.
+pub const SELFPLAY_THREADS: usize = 1;
+
+/// Thread count for a training process: all cores (train with self-play paused, or accept the
+/// slowdown; see the notes).
+pub fn training_threads() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+}

@@ -1,0 +1,30 @@
+//! Policy/value network for vzero (tch / LibTorch).
+//!
+//! * [`NetConfig`]: network shape (serde); [`Model`]: a network on one device with the batched,
+//!   legal-move-masked inference API ([`Model::evaluate`], [`LegalMoves`], [`Evaluation`]).
+//! * [`Trainer`]: one optimisation step on a [`TrainBatch`] (sparse policy targets, W/D/L targets,
+//!   per-row weights) with SGD-momentum or AdamW; returns [`Losses`].
+//! * [`checkpoint`]: atomic save/load of weights (`.safetensors`) + metadata (`.json`), with
+//!   variant / encoding-version / config checks and clear errors for corrupt files.
+//! * [`device`]: `--device auto|cpu|cuda[:N]` ([`DeviceChoice`]) and thread settings.
+//!
+//! The position/move encoding is not here: the caller hands in input planes
+//! (B x C x H x W f32, row-major, side to move's point of view), optional global scalars
+//! (B x G) and legal move indices in `0..policy_size`.
+
+pub mod checkpoint;
+mod config;
+pub mod device;
+mod error;
+mod model;
+mod net;
+mod train;
+
+pub use checkpoint::{CheckpointInfo, CheckpointMeta, Expected};
+pub use config::{NetConfig, PolicyHead};
+pub use device::{set_threads, DeviceChoice};
+pub use error::{ModelError, Result};
+pub use model::{Evaluation, LegalMoves, Model};
+pub use net::{NetOutput, MOVES_LEFT_SCALE};
+pub use tch::Device;
+pub use train::{Losses, Optimizer, PolicyTargets, TrainBatch, TrainConfig, Trainer};

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Idempotent toolchain setup: project-local .venv with LibTorch (PyPI torch wheel) + cmake.
+# After this, plain `cargo build` / `cargo test` work with no exports and no venv activation:
+# .cargo/config.toml points LIBTORCH/CMAKE into .venv, and model/build.rs (and every crate that
+# builds executables linking tch) emits an rpath so binaries and tests find libtorch.
+#
+#   TORCH_FLAVOR=cpu  (default) `torch --no-deps` + the 2 small CUDA runtime wheels that
+#                     libtorch_cpu.so is linked against; CUDA-only libs pruned (~0.8 GB on disk,
+#                     ~0.57 GB download, ~20-25 s on the project's 2-core machine)
+#   TORCH_FLAVOR=full plain `pip install torch` with all nvidia-* wheels (~4.7 GB; for a GPU box)
+#   PYTHON=python3.x  interpreter for the venv (default python3; torch 2.13.0 wheels need >= 3.10)
+#
+# Switching flavour recreates .venv and runs `cargo clean -p torch-sys` (torch-sys caches which
+# libtorch libs it links; a stale -ltorch_cuda fails to link against the pruned cpu flavour).
+# A run that is interrupted leaves no stamp, so the next run starts over.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+TORCH_VERSION=2.13.0            # must match tch: tch 0.26.0 / torch-sys 0.26.0 expect 2.13.0
+CUDA_LIBS="nvidia-cuda-runtime==13.0.96 nvidia-cuda-cupti==13.0.85"  # pins from torch 2.13.0's deps
+CMAKE_SPEC='cmake>=3.26,<5'     # hdf5-metno-src builds bundled HDF5 2.x: needs cmake >= 3.26
+FLAVOR=${TORCH_FLAVOR:-cpu}
+PY=${PYTHON:-python3}
+VENV=.venv
+stamp="$VENV/.setup-torch-$TORCH_VERSION-$FLAVOR"
+
+case "$FLAVOR" in cpu|full) ;; *) echo "setup.sh: TORCH_FLAVOR must be cpu or full, not '$FLAVOR'" >&2; exit 2 ;; esac
+
+ok() { [ -e "$stamp" ] && [ -f "$VENV/libtorch/lib/libtorch_cpu.so" ] && [ -x "$VENV/bin/cmake" ]; }
+
+if ! ok; then
+  # One setup at a time (two cargo/test scripts started together must not race on .venv).
+  exec 9>"$VENV.lock"
+  if command -v flock >/dev/null; then flock 9; fi
+fi
+if ! ok; then
+  t0=$(date +%s)
+  if ! "$PY" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)' 2>/dev/null; then
+    echo "setup.sh: need Python >= 3.10 for torch $TORCH_VERSION wheels (set PYTHON=...)" >&2; exit 1
+  fi
+  echo "setup.sh: creating $VENV with torch $TORCH_VERSION ($FLAVOR flavour) and cmake ..." >&2
+  rm -rf "$VENV"
+  "$PY" -m venv "$VENV"
+  pip_() { "$VENV/bin/python" -m pip install --disable-pip-version-check --no-cache-dir -q "$@"; }
+  if [ "$FLAVOR" = full ]; then
+    pip_ "torch==$TORCH_VERSION" "$CMAKE_SPEC"
+  else
+    # shellcheck disable=SC2086
+    pip_ --no-deps "torch==$TORCH_VERSION" $CUDA_LIBS
+    pip_ "$CMAKE_SPEC"
+  fi
+  SITE=$(cd "$VENV" && ls -d lib/python3*/site-packages | head -n1)
+  ln -sfn "$SITE/torch" "$VENV/libtorch"   # relative link: stable path for .cargo/config.toml
+  SITE="$VENV/$SITE"
+  # Sanity: the wheel's version must be the one tch expects (torch-sys skips its own check
+  # for wheels, which carry no build-version file).
+  got=$(sed -n "s/^__version__ = '\([^'+]*\).*/\1/p" "$SITE/torch/version.py" | head -n1)
+  if [ "$got" != "$TORCH_VERSION" ]; then
+    echo "setup.sh: installed torch is '$got', expected $TORCH_VERSION" >&2; exit 1
+  fi
+  if [ "$FLAVOR" != full ]; then
+    # CUDA-only libs: never loaded on CPU; without them torch-sys does not link libtorch_cuda.
+    rm -f "$SITE"/torch/lib/libtorch_cuda*.so "$SITE"/torch/lib/libc10_cuda.so \
+          "$SITE"/torch/lib/libtorch_nvshmem.so "$SITE"/torch/lib/libcaffe2_nvrtc.so
+  fi
+  "$VENV/bin/cmake" --version >/dev/null
+  if [ -d target ] && command -v cargo >/dev/null; then cargo clean -q -p torch-sys 2>/dev/null || true; fi
+  touch "$stamp"
+  echo "setup.sh: done in $(( $(date +%s) - t0 )) s" >&2
+fi
+echo "setup ok: torch $TORCH_VERSION ($FLAVOR) in $VENV ($(du -sh "$VENV" | cut -f1))"
