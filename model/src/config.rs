@@ -71,7 +71,12 @@ pub struct NetConfig {
 impl NetConfig {
     /// The default small network: 4 blocks x 32 channels, global pooling in blocks 1 and 3,
     /// dense policy head with 8 planes, value head 32 planes -> 64 hidden, moves-left head.
-    pub fn small(input_planes: usize, board_height: usize, board_width: usize, policy_size: usize) -> Self {
+    pub fn small(
+        input_planes: usize,
+        board_height: usize,
+        board_width: usize,
+        policy_size: usize,
+    ) -> Self {
         Self::with_size(input_planes, board_height, board_width, policy_size, 4, 32)
     }
 
@@ -120,23 +125,32 @@ impl NetConfig {
                 self.input_planes, self.board_height, self.board_width
             ));
         }
-        if self.policy_size == 0 || self.channels == 0 || self.value_channels == 0 || self.value_hidden == 0 {
-            return err("policy_size, channels, value_channels and value_hidden must be > 0".into());
+        if self.policy_size == 0
+            || self.channels == 0
+            || self.value_channels == 0
+            || self.value_hidden == 0
+        {
+            return err(
+                "policy_size, channels, value_channels and value_hidden must be > 0".into(),
+            );
         }
         if self.policy_size > i32::MAX as usize {
             return err(format!("policy_size {} too large", self.policy_size));
         }
         if let Some(&b) = self.global_pool_blocks.iter().find(|&&b| b >= self.blocks) {
-            return err(format!("global_pool_blocks contains {b}, but there are only {} blocks", self.blocks));
+            return err(format!(
+                "global_pool_blocks contains {b}, but there are only {} blocks",
+                self.blocks
+            ));
         }
         if !self.global_pool_blocks.is_empty() && self.global_pool_channels == 0 {
             return err("global_pool_blocks is non-empty but global_pool_channels is 0".into());
         }
         match self.policy_head {
-            PolicyHead::Dense { channels } if channels == 0 => {
+            PolicyHead::Dense { channels: 0 } => {
                 return err("policy_head.channels must be > 0".into());
             }
-            PolicyHead::Mapped { planes } if planes == 0 => {
+            PolicyHead::Mapped { planes: 0 } => {
                 return err("policy_head.planes must be > 0".into());
             }
             PolicyHead::Spatial { planes } if planes * self.board_area() != self.policy_size => {
@@ -162,7 +176,9 @@ impl NetConfig {
                 keys.into_iter()
                     .filter(|k| a.get(*k) != b.get(*k))
                     .map(|k| {
-                        let show = |v: Option<&serde_json::Value>| v.map_or("-".to_string(), |v| v.to_string());
+                        let show = |v: Option<&serde_json::Value>| {
+                            v.map_or("-".to_string(), |v| v.to_string())
+                        };
                         format!("{k}: {} vs {}", show(a.get(k)), show(b.get(k)))
                     })
                     .collect()
