@@ -31,6 +31,10 @@ pub struct CheckpointMeta {
     pub variant: String,
     /// Version of the position/move encoding the network was trained with.
     pub encoding_version: u32,
+    /// Hash of the encoding's exact plane and move-index layout (e.g.
+    /// `vzero_encoding::fingerprint(variant)`), when the caller records one.
+    #[serde(default)]
+    pub encoding_fingerprint: Option<u64>,
     pub net: NetConfig,
     /// Optimizer steps taken so far.
     pub step: u64,
@@ -52,6 +56,7 @@ pub struct CheckpointMeta {
 pub struct CheckpointInfo {
     pub variant: String,
     pub encoding_version: u32,
+    pub encoding_fingerprint: Option<u64>,
     pub step: u64,
     pub samples_seen: u64,
     pub parent: Option<String>,
@@ -60,11 +65,13 @@ pub struct CheckpointInfo {
 /// What the caller requires when loading. `net: Some(cfg)` additionally requires the
 /// checkpoint's network config to equal `cfg` (e.g. a trainer resuming with a config file);
 /// `policy_map: Some(map)` requires a `PolicyHead::Mapped` network with exactly this map
-/// (the encoding's current map).
+/// (the encoding's current map); `encoding_fingerprint: Some(f)` requires the checkpoint to
+/// have recorded exactly this fingerprint.
 #[derive(Clone, Copy, Debug)]
 pub struct Expected<'a> {
     pub variant: &'a str,
     pub encoding_version: u32,
+    pub encoding_fingerprint: Option<u64>,
     pub net: Option<&'a NetConfig>,
     pub policy_map: Option<&'a [u32]>,
 }
@@ -75,6 +82,7 @@ impl<'a> Expected<'a> {
         Expected {
             variant,
             encoding_version,
+            encoding_fingerprint: None,
             net: None,
             policy_map: None,
         }
@@ -109,6 +117,7 @@ pub fn save(model: &Model, path: &Path, info: &CheckpointInfo) -> Result<Checkpo
         format_version: CHECKPOINT_FORMAT_VERSION,
         variant: info.variant.clone(),
         encoding_version: info.encoding_version,
+        encoding_fingerprint: info.encoding_fingerprint,
         net: model.config().clone(),
         step: info.step,
         samples_seen: info.samples_seen,
@@ -175,6 +184,18 @@ pub fn load(path: &Path, expected: &Expected, device: Device) -> Result<(Model, 
             meta.encoding_version.to_string(),
             expected.encoding_version.to_string(),
         ));
+    }
+    if let Some(want) = expected.encoding_fingerprint {
+        if meta.encoding_fingerprint != Some(want) {
+            let found = meta
+                .encoding_fingerprint
+                .map_or("none".to_string(), |f| format!("{f:016x}"));
+            return Err(mismatch(
+                "encoding fingerprint",
+                found,
+                format!("{want:016x}"),
+            ));
+        }
     }
     if let Some(net) = expected.net {
         if *net != meta.net {

@@ -187,3 +187,47 @@ impl NetConfig {
         }
     }
 }
+
+/// Builds the map for a [`PolicyHead::Mapped`] head from one `(square, plane key)` per move
+/// index (`entries[i]` for move `i`): every distinct key becomes one plane (numbered in sorted
+/// key order, so the result does not depend on move order), and move `i`'s logit is read at
+/// `plane(key) * area + square`. Returns `(planes, map)` for `PolicyHead::Mapped { planes }`
+/// and [`crate::Model::with_policy_map`].
+///
+/// Typical keys for a chess-like encoding: board move = (from, kind 0, to - from displacement),
+/// promotion = (from, kind 1, displacement, piece), drop = (target square, kind 2, piece),
+/// pass = (square 0, kind 3). Two moves with the same square and key are an error (the head
+/// could not tell them apart).
+pub fn policy_map_from_keys<K: Ord + Clone + std::fmt::Debug>(
+    area: usize,
+    entries: &[(usize, K)],
+) -> Result<(usize, Vec<u32>)> {
+    let mut keys: Vec<&K> = entries.iter().map(|(_, k)| k).collect();
+    keys.sort();
+    keys.dedup();
+    let planes = keys.len();
+    if (planes * area) as u64 > u32::MAX as u64 {
+        return Err(ModelError::Config(format!(
+            "{planes} planes x {area} squares do not fit u32 cells"
+        )));
+    }
+    let mut owner: std::collections::HashMap<u32, usize> =
+        std::collections::HashMap::with_capacity(entries.len());
+    let mut map = Vec::with_capacity(entries.len());
+    for (i, (sq, k)) in entries.iter().enumerate() {
+        if *sq >= area {
+            return Err(ModelError::Config(format!(
+                "move {i}: square {sq} >= board area {area}"
+            )));
+        }
+        let plane = keys.binary_search(&k).unwrap_or(0);
+        let cell = (plane * area + sq) as u32;
+        if let Some(j) = owner.insert(cell, i) {
+            return Err(ModelError::Config(format!(
+                "moves {j} and {i} have the same square {sq} and plane key {k:?}"
+            )));
+        }
+        map.push(cell);
+    }
+    Ok((planes, map))
+}

@@ -304,6 +304,7 @@ fn checkpoint_round_trip_is_bit_exact() {
     let info = CheckpointInfo {
         variant: "empire".into(),
         encoding_version: 3,
+        encoding_fingerprint: None,
         step: 3,
         samples_seen: 24,
         parent: Some("s0".into()),
@@ -363,11 +364,40 @@ fn checkpoint_mismatches_and_corruption_are_clear_errors() {
     let info = CheckpointInfo {
         variant: "shogun".into(),
         encoding_version: 2,
+        encoding_fingerprint: Some(0x7dcf_3f0b_1bc6_0bb5),
         ..Default::default()
     };
     checkpoint::save(&model, &stem, &info).unwrap();
     let ok = Expected::new("shogun", 2);
     checkpoint::load(&stem, &ok, Device::Cpu).unwrap();
+    let fp = Expected {
+        encoding_fingerprint: Some(0x7dcf_3f0b_1bc6_0bb5),
+        ..ok
+    };
+    checkpoint::load(&stem, &fp, Device::Cpu).unwrap();
+    let e = checkpoint::load(
+        &stem,
+        &Expected {
+            encoding_fingerprint: Some(0xabc),
+            ..ok
+        },
+        Device::Cpu,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            ModelError::Mismatch {
+                what: "encoding fingerprint",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert!(
+        e.to_string().contains("7dcf3f0b1bc60bb5") && e.to_string().contains("0000000000000abc"),
+        "{e}"
+    );
 
     let e = checkpoint::load(
         &stem,
@@ -588,6 +618,29 @@ fn mapped_policy_head() {
         "{e}"
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn policy_map_from_keys_builds_an_injective_map() {
+    init();
+    // 2x2 board: moves by (from square, (kind, displacement)); a drop keyed by target square.
+    let entries = vec![
+        (0usize, (0u8, 1i32)),
+        (1, (0, -1)),
+        (0, (0, 2)),
+        (3, (1, 0)),
+        (2, (0, 1)),
+    ];
+    let (planes, map) = vzero_model::policy_map_from_keys(4, &entries).unwrap();
+    assert_eq!(planes, 4); // keys (0,-1) < (0,1) < (0,2) < (1,0)
+    assert_eq!(map, vec![4, 1, 8, 15, 6]);
+    let mut cfg = tiny(2, 2, entries.len());
+    cfg.policy_head = PolicyHead::Mapped { planes };
+    Model::with_policy_map(&cfg, Device::Cpu, &map).unwrap();
+    let dup = vec![(0usize, 'a'), (1, 'a'), (0, 'a')];
+    let e = vzero_model::policy_map_from_keys(4, &dup).unwrap_err();
+    assert!(e.to_string().contains("moves 0 and 2"), "{e}");
+    assert!(vzero_model::policy_map_from_keys(4, &[(4usize, 'a')]).is_err());
 }
 
 #[test]
