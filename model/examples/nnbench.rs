@@ -16,7 +16,8 @@
 use std::time::Instant;
 
 use vzero_model::{
-    device, DeviceChoice, LegalMoves, Model, NetConfig, PolicyHead, PolicyTargets, TrainBatch, TrainConfig, Trainer,
+    device, DeviceChoice, LegalMoves, Model, NetConfig, PolicyHead, PolicyTargets, TrainBatch,
+    TrainConfig, Trainer,
 };
 
 struct Opts {
@@ -36,7 +37,9 @@ struct Opts {
 }
 
 fn list(s: &str) -> Vec<usize> {
-    s.split(',').map(|x| x.trim().parse().expect("number list")).collect()
+    s.split(',')
+        .map(|x| x.trim().parse().expect("number list"))
+        .collect()
 }
 
 fn parse() -> Opts {
@@ -89,7 +92,15 @@ fn parse() -> Opts {
                 continue;
             }
             "-h" | "--help" => {
-                println!("{}", include_str!("nnbench.rs").lines().take(15).map(|l| l.trim_start_matches("//!")).collect::<Vec<_>>().join("\n"));
+                println!(
+                    "{}",
+                    include_str!("nnbench.rs")
+                        .lines()
+                        .take(15)
+                        .map(|l| l.trim_start_matches("//!"))
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                );
                 std::process::exit(0);
             }
             other => panic!("unknown option {other} (try --help)"),
@@ -139,13 +150,29 @@ fn main() {
     let dev = o.device.resolve().unwrap_or_else(|e| panic!("{e}"));
     device::set_threads(1);
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-    let max_b = o.batches.iter().copied().max().unwrap_or(1).max(o.train_batch);
+    let max_b = o
+        .batches
+        .iter()
+        .copied()
+        .max()
+        .unwrap_or(1)
+        .max(o.train_batch);
     let per = o.planes * o.h * o.w;
-    let planes: Vec<f32> = (0..max_b * per).map(|_| if rng.next() % 8 == 0 { 1.0 } else { 0.0 }).collect();
+    let planes: Vec<f32> = (0..max_b * per)
+        .map(|_| {
+            if rng.next().is_multiple_of(8) {
+                1.0
+            } else {
+                0.0
+            }
+        })
+        .collect();
     let mut legal = LegalMoves::new();
     let mut targets = PolicyTargets::new();
     for _ in 0..max_b {
-        let moves: Vec<u32> = (0..o.legal).map(|_| (rng.next() % o.policy as u64) as u32).collect();
+        let moves: Vec<u32> = (0..o.legal)
+            .map(|_| (rng.next() % o.policy as u64) as u32)
+            .collect();
         let mut moves = moves;
         moves.sort_unstable();
         moves.dedup();
@@ -153,7 +180,9 @@ fn main() {
         let p = 1.0 / moves.len() as f32;
         targets.push(moves.iter().map(|&m| (m, p)));
     }
-    let wdl: Vec<[f32; 3]> = (0..max_b).map(|i| [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]][i % 3]).collect();
+    let wdl: Vec<[f32; 3]> = (0..max_b)
+        .map(|i| [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]][i % 3])
+        .collect();
     let ml: Vec<f32> = (0..max_b).map(|i| (i % 120) as f32).collect();
 
     println!(
@@ -201,8 +230,21 @@ fn main() {
         let make = |seed: u64| {
             tch::manual_seed(seed as i64);
             match o.head.as_str() {
-                "spatial" => Model::new(&NetConfig { policy_head: PolicyHead::Spatial { planes: 73 }, ..cfg.clone() }, dev),
-                "mapped" => Model::with_policy_map(&NetConfig { policy_head: PolicyHead::Mapped { planes: 73 }, ..cfg.clone() }, dev, &map),
+                "spatial" => Model::new(
+                    &NetConfig {
+                        policy_head: PolicyHead::Spatial { planes: 73 },
+                        ..cfg.clone()
+                    },
+                    dev,
+                ),
+                "mapped" => Model::with_policy_map(
+                    &NetConfig {
+                        policy_head: PolicyHead::Mapped { planes: 73 },
+                        ..cfg.clone()
+                    },
+                    dev,
+                    &map,
+                ),
                 _ => Model::new(&cfg, dev),
             }
             .expect("model")
@@ -210,7 +252,10 @@ fn main() {
         let model = make(1);
         for &t in &o.threads {
             device::set_threads(t);
-            let mut row = format!("| {blocks}x{channels} | {:.2} M | {t} |", model.num_parameters() as f64 / 1e6);
+            let mut row = format!(
+                "| {blocks}x{channels} | {:.2} M | {t} |",
+                model.num_parameters() as f64 / 1e6
+            );
             for &b in &o.batches {
                 let lm = {
                     let mut lm = LegalMoves::with_capacity(b, b * o.legal);
@@ -221,7 +266,9 @@ fn main() {
                 };
                 let mut out = vzero_model::Evaluation::default();
                 let rate = if o.raw {
-                    let (x, _) = model.input_tensors(b, &planes[..b * per], None).expect("input");
+                    let (x, _) = model
+                        .input_tensors(b, &planes[..b * per], None)
+                        .expect("input");
                     measure(o.reps, b, || {
                         tch::no_grad(|| {
                             let o = model.forward_t(&x, None, false);
@@ -230,7 +277,9 @@ fn main() {
                     })
                 } else {
                     measure(o.reps, b, || {
-                        model.evaluate_into(&planes[..b * per], None, &lm, &mut out).expect("evaluate");
+                        model
+                            .evaluate_into(&planes[..b * per], None, &lm, &mut out)
+                            .expect("evaluate");
                     })
                 };
                 row += &format!(" {rate:.0} |");

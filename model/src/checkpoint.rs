@@ -31,6 +31,10 @@ pub struct CheckpointMeta {
     pub variant: String,
     /// Version of the position/move encoding the network was trained with.
     pub encoding_version: u32,
+    /// Hash of the encoding's exact plane and move-index layout (e.g.
+    /// `vzero_encoding::fingerprint(variant)`), when the caller records one.
+    #[serde(default)]
+    pub encoding_fingerprint: Option<u64>,
     pub net: NetConfig,
     /// Optimizer steps taken so far.
     pub step: u64,
@@ -52,6 +56,7 @@ pub struct CheckpointMeta {
 pub struct CheckpointInfo {
     pub variant: String,
     pub encoding_version: u32,
+    pub encoding_fingerprint: Option<u64>,
     pub step: u64,
     pub samples_seen: u64,
     pub parent: Option<String>,
@@ -60,11 +65,13 @@ pub struct CheckpointInfo {
 /// What the caller requires when loading. `net: Some(cfg)` additionally requires the
 /// checkpoint's network config to equal `cfg` (e.g. a trainer resuming with a config file);
 /// `policy_map: Some(map)` requires a `PolicyHead::Mapped` network with exactly this map
-/// (the encoding's current map).
+/// (the encoding's current map); `encoding_fingerprint: Some(f)` requires the checkpoint to
+/// have recorded exactly this fingerprint.
 #[derive(Clone, Copy, Debug)]
 pub struct Expected<'a> {
     pub variant: &'a str,
     pub encoding_version: u32,
+    pub encoding_fingerprint: Option<u64>,
     pub net: Option<&'a NetConfig>,
     pub policy_map: Option<&'a [u32]>,
 }
@@ -72,7 +79,13 @@ pub struct Expected<'a> {
 impl<'a> Expected<'a> {
     /// Requires variant and encoding version only.
     pub fn new(variant: &'a str, encoding_version: u32) -> Self {
-        Expected { variant, encoding_version, net: None, policy_map: None }
+        Expected {
+            variant,
+            encoding_version,
+            encoding_fingerprint: None,
+            net: None,
+            policy_map: None,
+        }
     }
 }
 
@@ -96,22 +109,31 @@ pub fn save(model: &Model, path: &Path, info: &CheckpointInfo) -> Result<Checkpo
     let (meta_path, weights_path) = checkpoint_paths(path);
     let bytes = serialize_weights(model, info)?;
     write_atomic(&weights_path, &bytes)?;
-    let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
     let meta = CheckpointMeta {
         format_version: CHECKPOINT_FORMAT_VERSION,
         variant: info.variant.clone(),
         encoding_version: info.encoding_version,
+        encoding_fingerprint: info.encoding_fingerprint,
         net: model.config().clone(),
         step: info.step,
         samples_seen: info.samples_seen,
         parent: info.parent.clone(),
         created_unix: now,
         created_utc: rfc3339_utc(now),
-        weights_file: weights_path.file_name().unwrap_or_default().to_string_lossy().into_owned(),
+        weights_file: weights_path
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned(),
         weights_bytes: bytes.len() as u64,
         weights_fnv1a64: format!("{:016x}", fnv1a64(&bytes)),
     };
-    let mut json = serde_json::to_vec_pretty(&meta).map_err(|e| ModelError::Config(e.to_string()))?;
+    let mut json =
+        serde_json::to_vec_pretty(&meta).map_err(|e| ModelError::Config(e.to_string()))?;
     json.push(b'\n');
     write_atomic(&meta_path, &json)?;
     Ok(meta)
@@ -122,7 +144,10 @@ pub fn read_meta(path: &Path) -> Result<CheckpointMeta> {
     let (meta_path, _) = checkpoint_paths(path);
     let text = fs::read(&meta_path).map_err(io_err(&meta_path))?;
     let meta: CheckpointMeta =
-        serde_json::from_slice(&text).map_err(|e| ModelError::CorruptMeta { path: meta_path.clone(), msg: e.to_string() })?;
+        serde_json::from_slice(&text).map_err(|e| ModelError::CorruptMeta {
+            path: meta_path.clone(),
+            msg: e.to_string(),
+        })?;
     if meta.format_version != CHECKPOINT_FORMAT_VERSION {
         return Err(ModelError::Mismatch {
             path: meta_path,
@@ -140,26 +165,62 @@ pub fn read_meta(path: &Path) -> Result<CheckpointMeta> {
 pub fn load(path: &Path, expected: &Expected, device: Device) -> Result<(Model, CheckpointMeta)> {
     let (meta_path, _) = checkpoint_paths(path);
     let meta = read_meta(path)?;
-    let mismatch = |what, found: String, expected: String| ModelError::Mismatch { path: meta_path.clone(), what, found, expected };
+    let mismatch = |what, found: String, expected: String| ModelError::Mismatch {
+        path: meta_path.clone(),
+        what,
+        found,
+        expected,
+    };
     if meta.variant != expected.variant {
-        return Err(mismatch("variant", format!("'{}'", meta.variant), format!("'{}'", expected.variant)));
+        return Err(mismatch(
+            "variant",
+            format!("'{}'", meta.variant),
+            format!("'{}'", expected.variant),
+        ));
     }
     if meta.encoding_version != expected.encoding_version {
-        return Err(mismatch("encoding version", meta.encoding_version.to_string(), expected.encoding_version.to_string()));
+        return Err(mismatch(
+            "encoding version",
+            meta.encoding_version.to_string(),
+            expected.encoding_version.to_string(),
+        ));
+    }
+    if let Some(want) = expected.encoding_fingerprint {
+        if meta.encoding_fingerprint != Some(want) {
+            let found = meta
+                .encoding_fingerprint
+                .map_or("none".to_string(), |f| format!("{f:016x}"));
+            return Err(mismatch(
+                "encoding fingerprint",
+                found,
+                format!("{want:016x}"),
+            ));
+        }
     }
     if let Some(net) = expected.net {
         if *net != meta.net {
-            return Err(mismatch("network config", "a different network".into(), format!("[{}]", net.diff(&meta.net).join("; "))));
+            return Err(mismatch(
+                "network config",
+                "a different network".into(),
+                format!("[{}]", net.diff(&meta.net).join("; ")),
+            ));
         }
     }
-    meta.net.validate().map_err(|e| ModelError::CorruptMeta { path: meta_path.clone(), msg: e.to_string() })?;
+    meta.net.validate().map_err(|e| ModelError::CorruptMeta {
+        path: meta_path.clone(),
+        msg: e.to_string(),
+    })?;
     let weights_path = meta_path.with_file_name(&meta.weights_file);
     let bytes = read_weights(&weights_path, Some(&meta))?;
     let mut model = match meta.net.policy_head {
         PolicyHead::Mapped { .. } => {
             let map = stored_policy_map(&bytes, &weights_path)?;
-            Model::with_policy_map(&meta.net, device, &map)
-                .map_err(|e| ModelError::WeightsMismatch { path: weights_path.clone(), detail: e.to_string() })?
+            Model::with_policy_map(&meta.net, device, &map).map_err(|e| {
+                ModelError::WeightsMismatch {
+                    path: weights_path.clone(),
+                    detail: e.to_string(),
+                }
+            })?
         }
         _ => Model::new(&meta.net, device)?,
     };
@@ -169,11 +230,18 @@ pub fn load(path: &Path, expected: &Expected, device: Device) -> Result<(Model, 
             let found = match &have {
                 None => "no policy map (not a mapped policy head)".to_string(),
                 Some(h) => match h.iter().zip(want).position(|(a, b)| a != b) {
-                    Some(i) => format!("a different map (first difference at move {i}: {} vs {})", h[i], want[i]),
+                    Some(i) => format!(
+                        "a different map (first difference at move {i}: {} vs {})",
+                        h[i], want[i]
+                    ),
                     None => format!("a map of {} entries", h.len()),
                 },
             };
-            return Err(mismatch("policy map", found, format!("the given map of {} entries", want.len())));
+            return Err(mismatch(
+                "policy map",
+                found,
+                format!("the given map of {} entries", want.len()),
+            ));
         }
     }
     copy_weights(&mut model, &bytes, &weights_path)?;
@@ -182,30 +250,49 @@ pub fn load(path: &Path, expected: &Expected, device: Device) -> Result<(Model, 
 
 /// Loads a weights file into an existing model, checking names and shapes (and size/checksum
 /// when `meta` is given).
-pub fn load_weights(model: &mut Model, weights_path: &Path, meta: Option<&CheckpointMeta>) -> Result<()> {
+pub fn load_weights(
+    model: &mut Model,
+    weights_path: &Path,
+    meta: Option<&CheckpointMeta>,
+) -> Result<()> {
     let bytes = read_weights(weights_path, meta)?;
     copy_weights(model, &bytes, weights_path)
 }
 
 /// The `policy.map` tensor of a mapped-head weights file.
 fn stored_policy_map(bytes: &[u8], weights_path: &Path) -> Result<Vec<u32>> {
-    let corrupt = |msg: String| ModelError::CorruptWeights { path: weights_path.to_path_buf(), msg };
-    let st = SafeTensors::deserialize(bytes).map_err(|e| corrupt(format!("{e:?}")))?;
-    let view = st.tensor(POLICY_MAP).map_err(|_| ModelError::WeightsMismatch {
+    let corrupt = |msg: String| ModelError::CorruptWeights {
         path: weights_path.to_path_buf(),
-        detail: format!("mapped policy head but no '{POLICY_MAP}' tensor"),
-    })?;
+        msg,
+    };
+    let st = SafeTensors::deserialize(bytes).map_err(|e| corrupt(format!("{e:?}")))?;
+    let view = st
+        .tensor(POLICY_MAP)
+        .map_err(|_| ModelError::WeightsMismatch {
+            path: weights_path.to_path_buf(),
+            detail: format!("mapped policy head but no '{POLICY_MAP}' tensor"),
+        })?;
     if view.dtype() != Dtype::I64 {
-        return Err(corrupt(format!("{POLICY_MAP}: dtype {:?}, expected I64", view.dtype())));
+        return Err(corrupt(format!(
+            "{POLICY_MAP}: dtype {:?}, expected I64",
+            view.dtype()
+        )));
     }
-    Ok(view.data().chunks_exact(8).map(|c| i64::from_le_bytes(c.try_into().unwrap_or([0; 8])) as u32).collect())
+    Ok(view
+        .data()
+        .chunks_exact(8)
+        .map(|c| i64::from_le_bytes(c.try_into().unwrap_or([0; 8])) as u32)
+        .collect())
 }
 
 const POLICY_MAP: &str = "policy.map";
 
 /// Reads a weights file; checks size and checksum against the metadata when given.
 fn read_weights(weights_path: &Path, meta: Option<&CheckpointMeta>) -> Result<Vec<u8>> {
-    let corrupt = |msg: String| ModelError::CorruptWeights { path: weights_path.to_path_buf(), msg };
+    let corrupt = |msg: String| ModelError::CorruptWeights {
+        path: weights_path.to_path_buf(),
+        msg,
+    };
     let bytes = fs::read(weights_path).map_err(io_err(weights_path))?;
     if let Some(meta) = meta {
         if bytes.len() as u64 != meta.weights_bytes {
@@ -229,7 +316,10 @@ fn read_weights(weights_path: &Path, meta: Option<&CheckpointMeta>) -> Result<Ve
 /// Copies every tensor of a safetensors image into the model after checking names, dtypes
 /// and shapes (all problems reported at once).
 fn copy_weights(model: &mut Model, bytes: &[u8], weights_path: &Path) -> Result<()> {
-    let corrupt = |msg: String| ModelError::CorruptWeights { path: weights_path.to_path_buf(), msg };
+    let corrupt = |msg: String| ModelError::CorruptWeights {
+        path: weights_path.to_path_buf(),
+        msg,
+    };
     let st = SafeTensors::deserialize(bytes).map_err(|e| corrupt(format!("{e:?}")))?;
     let vars = model.var_store().variables();
     let in_file: BTreeSet<String> = st.names().into_iter().cloned().collect();
@@ -245,29 +335,51 @@ fn copy_weights(model: &mut Model, bytes: &[u8], weights_path: &Path) -> Result<
     }
     let names: Vec<&String> = in_model.intersection(&in_file).collect();
     for &name in &names {
-        let view = st.tensor(name).map_err(|e| corrupt(format!("{name}: {e:?}")))?;
+        let view = st
+            .tensor(name)
+            .map_err(|e| corrupt(format!("{name}: {e:?}")))?;
         let want: Vec<usize> = vars[name].size().iter().map(|&d| d as usize).collect();
         let want_dtype = dtype_of(vars[name].kind());
         if Some(view.dtype()) != want_dtype {
-            problems.push(format!("{name}: dtype {:?}, expected {want_dtype:?}", view.dtype()));
+            problems.push(format!(
+                "{name}: dtype {:?}, expected {want_dtype:?}",
+                view.dtype()
+            ));
         } else if view.shape() != want.as_slice() {
-            problems.push(format!("{name}: shape {:?}, expected {:?}", view.shape(), want));
+            problems.push(format!(
+                "{name}: shape {:?}, expected {:?}",
+                view.shape(),
+                want
+            ));
         }
     }
     if !problems.is_empty() {
-        return Err(ModelError::WeightsMismatch { path: weights_path.to_path_buf(), detail: problems.join("; ") });
+        return Err(ModelError::WeightsMismatch {
+            path: weights_path.to_path_buf(),
+            detail: problems.join("; "),
+        });
     }
     tch::no_grad(|| -> Result<()> {
         for name in names {
             let var = &vars[name];
-            let view = st.tensor(name).map_err(|e| corrupt(format!("{name}: {e:?}")))?;
+            let view = st
+                .tensor(name)
+                .map_err(|e| corrupt(format!("{name}: {e:?}")))?;
             let src = match view.dtype() {
                 Dtype::I64 => {
-                    let data: Vec<i64> = view.data().chunks_exact(8).map(|c| i64::from_le_bytes(c.try_into().unwrap_or([0; 8]))).collect();
+                    let data: Vec<i64> = view
+                        .data()
+                        .chunks_exact(8)
+                        .map(|c| i64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+                        .collect();
                     Tensor::from_slice(&data)
                 }
                 _ => {
-                    let data: Vec<f32> = view.data().chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+                    let data: Vec<f32> = view
+                        .data()
+                        .chunks_exact(4)
+                        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                        .collect();
                     Tensor::from_slice(&data)
                 }
             };
@@ -286,29 +398,47 @@ fn serialize_weights(model: &Model, info: &CheckpointInfo) -> Result<Vec<u8>> {
     let mut host: Vec<(String, Dtype, Vec<usize>, Vec<u8>)> = Vec::with_capacity(names.len());
     for name in names {
         let t = &vars[name];
-        let dtype = dtype_of(t.kind())
-            .ok_or_else(|| ModelError::Config(format!("{name}: only f32/i64 variables can be saved, got {:?}", t.kind())))?;
+        let dtype = dtype_of(t.kind()).ok_or_else(|| {
+            ModelError::Config(format!(
+                "{name}: only f32/i64 variables can be saved, got {:?}",
+                t.kind()
+            ))
+        })?;
         let shape: Vec<usize> = t.size().iter().map(|&d| d as usize).collect();
         let flat = t.detach().to_device(Device::Cpu).reshape([-1]);
         let bytes: Vec<u8> = match dtype {
-            Dtype::I64 => Vec::<i64>::try_from(flat)?.iter().flat_map(|x| x.to_le_bytes()).collect(),
-            _ => Vec::<f32>::try_from(flat)?.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            Dtype::I64 => Vec::<i64>::try_from(flat)?
+                .iter()
+                .flat_map(|x| x.to_le_bytes())
+                .collect(),
+            _ => Vec::<f32>::try_from(flat)?
+                .iter()
+                .flat_map(|x| x.to_le_bytes())
+                .collect(),
         };
         host.push((name.clone(), dtype, shape, bytes));
     }
     let mut views = Vec::with_capacity(host.len());
     for (name, dtype, shape, bytes) in &host {
-        let view = TensorView::new(*dtype, shape.clone(), bytes).map_err(|e| ModelError::Config(format!("{name}: {e:?}")))?;
+        let view = TensorView::new(*dtype, shape.clone(), bytes)
+            .map_err(|e| ModelError::Config(format!("{name}: {e:?}")))?;
         views.push((name.as_str(), view));
     }
     let header: HashMap<String, String> = [
         ("variant".to_string(), info.variant.clone()),
-        ("encoding_version".to_string(), info.encoding_version.to_string()),
-        ("format".to_string(), format!("vzero-model/{CHECKPOINT_FORMAT_VERSION}")),
+        (
+            "encoding_version".to_string(),
+            info.encoding_version.to_string(),
+        ),
+        (
+            "format".to_string(),
+            format!("vzero-model/{CHECKPOINT_FORMAT_VERSION}"),
+        ),
     ]
     .into_iter()
     .collect();
-    safetensors::tensor::serialize(views, &Some(header)).map_err(|e| ModelError::Config(format!("serialise weights: {e:?}")))
+    safetensors::tensor::serialize(views, &Some(header))
+        .map_err(|e| ModelError::Config(format!("serialise weights: {e:?}")))
 }
 
 fn dtype_of(kind: Kind) -> Option<Dtype> {
@@ -373,7 +503,12 @@ fn rfc3339_utc(secs: u64) -> String {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
 }
 
 #[cfg(test)]
@@ -390,9 +525,15 @@ mod tests {
     #[test]
     fn paths() {
         for p in ["a/b", "a/b.json", "a/b.safetensors"] {
-            assert_eq!(checkpoint_paths(Path::new(p)), (PathBuf::from("a/b.json"), PathBuf::from("a/b.safetensors")));
+            assert_eq!(
+                checkpoint_paths(Path::new(p)),
+                (PathBuf::from("a/b.json"), PathBuf::from("a/b.safetensors"))
+            );
         }
         // a dotted stem keeps its dots
-        assert_eq!(checkpoint_paths(Path::new("m/s-1.5k")).0, PathBuf::from("m/s-1.5k.json"));
+        assert_eq!(
+            checkpoint_paths(Path::new("m/s-1.5k")).0,
+            PathBuf::from("m/s-1.5k.json")
+        );
     }
 }

@@ -71,7 +71,12 @@ pub struct NetConfig {
 impl NetConfig {
     /// The default small network: 4 blocks x 32 channels, global pooling in blocks 1 and 3,
     /// dense policy head with 8 planes, value head 32 planes -> 64 hidden, moves-left head.
-    pub fn small(input_planes: usize, board_height: usize, board_width: usize, policy_size: usize) -> Self {
+    pub fn small(
+        input_planes: usize,
+        board_height: usize,
+        board_width: usize,
+        policy_size: usize,
+    ) -> Self {
         Self::with_size(input_planes, board_height, board_width, policy_size, 4, 32)
     }
 
@@ -120,23 +125,32 @@ impl NetConfig {
                 self.input_planes, self.board_height, self.board_width
             ));
         }
-        if self.policy_size == 0 || self.channels == 0 || self.value_channels == 0 || self.value_hidden == 0 {
-            return err("policy_size, channels, value_channels and value_hidden must be > 0".into());
+        if self.policy_size == 0
+            || self.channels == 0
+            || self.value_channels == 0
+            || self.value_hidden == 0
+        {
+            return err(
+                "policy_size, channels, value_channels and value_hidden must be > 0".into(),
+            );
         }
         if self.policy_size > i32::MAX as usize {
             return err(format!("policy_size {} too large", self.policy_size));
         }
         if let Some(&b) = self.global_pool_blocks.iter().find(|&&b| b >= self.blocks) {
-            return err(format!("global_pool_blocks contains {b}, but there are only {} blocks", self.blocks));
+            return err(format!(
+                "global_pool_blocks contains {b}, but there are only {} blocks",
+                self.blocks
+            ));
         }
         if !self.global_pool_blocks.is_empty() && self.global_pool_channels == 0 {
             return err("global_pool_blocks is non-empty but global_pool_channels is 0".into());
         }
         match self.policy_head {
-            PolicyHead::Dense { channels } if channels == 0 => {
+            PolicyHead::Dense { channels: 0 } => {
                 return err("policy_head.channels must be > 0".into());
             }
-            PolicyHead::Mapped { planes } if planes == 0 => {
+            PolicyHead::Mapped { planes: 0 } => {
                 return err("policy_head.planes must be > 0".into());
             }
             PolicyHead::Spatial { planes } if planes * self.board_area() != self.policy_size => {
@@ -162,7 +176,9 @@ impl NetConfig {
                 keys.into_iter()
                     .filter(|k| a.get(*k) != b.get(*k))
                     .map(|k| {
-                        let show = |v: Option<&serde_json::Value>| v.map_or("-".to_string(), |v| v.to_string());
+                        let show = |v: Option<&serde_json::Value>| {
+                            v.map_or("-".to_string(), |v| v.to_string())
+                        };
                         format!("{k}: {} vs {}", show(a.get(k)), show(b.get(k)))
                     })
                     .collect()
@@ -170,4 +186,48 @@ impl NetConfig {
             _ => vec!["<unserialisable>".into()],
         }
     }
+}
+
+/// Builds the map for a [`PolicyHead::Mapped`] head from one `(square, plane key)` per move
+/// index (`entries[i]` for move `i`): every distinct key becomes one plane (numbered in sorted
+/// key order, so the result does not depend on move order), and move `i`'s logit is read at
+/// `plane(key) * area + square`. Returns `(planes, map)` for `PolicyHead::Mapped { planes }`
+/// and [`crate::Model::with_policy_map`].
+///
+/// Typical keys for a chess-like encoding: board move = (from, kind 0, to - from displacement),
+/// promotion = (from, kind 1, displacement, piece), drop = (target square, kind 2, piece),
+/// pass = (square 0, kind 3). Two moves with the same square and key are an error (the head
+/// could not tell them apart).
+pub fn policy_map_from_keys<K: Ord + Clone + std::fmt::Debug>(
+    area: usize,
+    entries: &[(usize, K)],
+) -> Result<(usize, Vec<u32>)> {
+    let mut keys: Vec<&K> = entries.iter().map(|(_, k)| k).collect();
+    keys.sort();
+    keys.dedup();
+    let planes = keys.len();
+    if (planes * area) as u64 > u32::MAX as u64 {
+        return Err(ModelError::Config(format!(
+            "{planes} planes x {area} squares do not fit u32 cells"
+        )));
+    }
+    let mut owner: std::collections::HashMap<u32, usize> =
+        std::collections::HashMap::with_capacity(entries.len());
+    let mut map = Vec::with_capacity(entries.len());
+    for (i, (sq, k)) in entries.iter().enumerate() {
+        if *sq >= area {
+            return Err(ModelError::Config(format!(
+                "move {i}: square {sq} >= board area {area}"
+            )));
+        }
+        let plane = keys.binary_search(&k).unwrap_or(0);
+        let cell = (plane * area + sq) as u32;
+        if let Some(j) = owner.insert(cell, i) {
+            return Err(ModelError::Config(format!(
+                "moves {j} and {i} have the same square {sq} and plane key {k:?}"
+            )));
+        }
+        map.push(cell);
+    }
+    Ok((planes, map))
 }

@@ -29,7 +29,11 @@ impl FromStr for DeviceChoice {
                 .strip_prefix("cuda:")
                 .and_then(|n| n.parse().ok())
                 .map(DeviceChoice::Cuda)
-                .ok_or_else(|| ModelError::Device(format!("unknown device '{s}' (expected auto, cpu, cuda or cuda:N)"))),
+                .ok_or_else(|| {
+                    ModelError::Device(format!(
+                        "unknown device '{s}' (expected auto, cpu, cuda or cuda:N)"
+                    ))
+                }),
         }
     }
 }
@@ -51,9 +55,17 @@ impl DeviceChoice {
     pub fn resolve(self) -> Result<Device> {
         match self {
             DeviceChoice::Cpu => Ok(Device::Cpu),
-            DeviceChoice::Auto => Ok(if cuda_available() { Device::Cuda(0) } else { Device::Cpu }),
+            DeviceChoice::Auto => Ok(if cuda_available() {
+                Device::Cuda(0)
+            } else {
+                Device::Cpu
+            }),
             DeviceChoice::Cuda(n) => {
-                let count = if cuda_available() { tch::Cuda::device_count() as usize } else { 0 };
+                let count = if cuda_available() {
+                    tch::Cuda::device_count() as usize
+                } else {
+                    0
+                };
                 if n < count {
                     Ok(Device::Cuda(n))
                 } else if count == 0 {
@@ -63,7 +75,9 @@ impl DeviceChoice {
                             .into(),
                     ))
                 } else {
-                    Err(ModelError::Device(format!("cuda:{n} requested but only {count} CUDA device(s)")))
+                    Err(ModelError::Device(format!(
+                        "cuda:{n} requested but only {count} CUDA device(s)"
+                    )))
                 }
             }
         }
@@ -92,7 +106,7 @@ static INTEROP: Once = Once::new();
 ///
 /// Measured on the project's 2-core machine (shared/notes/toolchain.md section 5): use
 /// **1 intra-op thread** for self-play/inference workers (run one worker per core, each batching
-/// >= 8-32 positions per forward); 2 threads only pay off for training or big batches on an
+/// at least 8-32 positions per forward); 2 threads only pay off for training or big batches on an
 /// otherwise idle box, and OpenMP barriers stall badly when the other core is busy.
 pub fn set_threads(intra_op: usize) {
     INTEROP.call_once(|| {
@@ -108,5 +122,7 @@ pub const SELFPLAY_THREADS: usize = 1;
 /// Thread count for a training process: all cores (train with self-play paused, or accept the
 /// slowdown; see the notes).
 pub fn training_threads() -> usize {
-    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
 }

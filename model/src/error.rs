@@ -13,7 +13,10 @@ pub enum ModelError {
     #[error("device: {0}")]
     Device(String),
     #[error("{}: {source}", path.display())]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     /// The metadata file is not valid JSON of the expected shape (truncated, corrupt, or written
     /// by an incompatible format version).
     #[error("checkpoint metadata {}: corrupt or truncated: {msg}", path.display())]
@@ -24,7 +27,12 @@ pub enum ModelError {
     /// The checkpoint is intact but is not what the caller asked for (wrong variant, encoding
     /// version or network config).
     #[error("checkpoint {}: {what} mismatch: checkpoint has {found}, expected {expected}", path.display())]
-    Mismatch { path: PathBuf, what: &'static str, found: String, expected: String },
+    Mismatch {
+        path: PathBuf,
+        what: &'static str,
+        found: String,
+        expected: String,
+    },
     /// The weights file is intact but its tensors do not fit the network config in the metadata.
     #[error("checkpoint weights {}: do not match the network config: {detail}", path.display())]
     WeightsMismatch { path: PathBuf, detail: String },

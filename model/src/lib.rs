@@ -22,7 +22,7 @@ mod net;
 mod train;
 
 pub use checkpoint::{CheckpointInfo, CheckpointMeta, Expected};
-pub use config::{NetConfig, PolicyHead};
+pub use config::{policy_map_from_keys, NetConfig, PolicyHead};
 pub use device::{set_threads, DeviceChoice};
 pub use error::{ModelError, Result};
 pub use evaluator::{net_config, NetEvaluator};

@@ -17,13 +17,19 @@ pub struct LegalMoves {
 
 impl LegalMoves {
     pub fn new() -> Self {
-        LegalMoves { offsets: vec![0], moves: Vec::new() }
+        LegalMoves {
+            offsets: vec![0],
+            moves: Vec::new(),
+        }
     }
 
     pub fn with_capacity(positions: usize, moves: usize) -> Self {
         let mut offsets = Vec::with_capacity(positions + 1);
         offsets.push(0);
-        LegalMoves { offsets, moves: Vec::with_capacity(moves) }
+        LegalMoves {
+            offsets,
+            moves: Vec::with_capacity(moves),
+        }
     }
 
     pub fn from_lists<V: AsRef<[u32]>>(lists: &[V]) -> Self {
@@ -126,7 +132,10 @@ pub struct Model {
 
 impl std::fmt::Debug for Model {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Model").field("config", self.config()).field("device", &self.device()).finish()
+        f.debug_struct("Model")
+            .field("config", self.config())
+            .field("device", &self.device())
+            .finish()
     }
 }
 
@@ -177,7 +186,11 @@ impl Model {
 
     /// Number of trainable parameters.
     pub fn num_parameters(&self) -> usize {
-        self.vs.trainable_variables().iter().map(|t| t.numel()).sum()
+        self.vs
+            .trainable_variables()
+            .iter()
+            .map(|t| t.numel())
+            .sum()
     }
 
     /// Raw forward pass on tensors already on this model's device: `planes` [B, C, H, W],
@@ -188,7 +201,12 @@ impl Model {
     }
 
     /// Copies a batch of host inputs to tensors on this model's device, after checking sizes.
-    pub fn input_tensors(&self, batch: usize, planes: &[f32], globals: Option<&[f32]>) -> Result<(Tensor, Option<Tensor>)> {
+    pub fn input_tensors(
+        &self,
+        batch: usize,
+        planes: &[f32],
+        globals: Option<&[f32]>,
+    ) -> Result<(Tensor, Option<Tensor>)> {
         let cfg = self.config();
         let per = cfg.input_len();
         if planes.len() != batch * per {
@@ -201,13 +219,28 @@ impl Model {
                 batch * per
             )));
         }
-        let dims = [batch as i64, cfg.input_planes as i64, cfg.board_height as i64, cfg.board_width as i64];
-        let x = Tensor::from_slice(planes).view(dims).to_device(self.device());
+        let dims = [
+            batch as i64,
+            cfg.input_planes as i64,
+            cfg.board_height as i64,
+            cfg.board_width as i64,
+        ];
+        let x = Tensor::from_slice(planes)
+            .view(dims)
+            .to_device(self.device());
         let g = match (cfg.global_inputs, globals) {
             (0, None) => None,
-            (0, Some(g)) if g.is_empty() => None,
-            (0, Some(_)) => return Err(ModelError::Input("global inputs given but the network has none".into())),
-            (n, None) => return Err(ModelError::Input(format!("the network needs {n} global inputs per position"))),
+            (0, Some([])) => None,
+            (0, Some(_)) => {
+                return Err(ModelError::Input(
+                    "global inputs given but the network has none".into(),
+                ))
+            }
+            (n, None) => {
+                return Err(ModelError::Input(format!(
+                    "the network needs {n} global inputs per position"
+                )))
+            }
             (n, Some(g)) if g.len() != batch * n => {
                 return Err(ModelError::Input(format!(
                     "globals has {} values, expected {batch} positions x {n} = {}",
@@ -215,7 +248,11 @@ impl Model {
                     batch * n
                 )))
             }
-            (n, Some(g)) => Some(Tensor::from_slice(g).view([batch as i64, n as i64]).to_device(self.device())),
+            (n, Some(g)) => Some(
+                Tensor::from_slice(g)
+                    .view([batch as i64, n as i64])
+                    .to_device(self.device()),
+            ),
         };
         Ok((x, g))
     }
@@ -225,19 +262,35 @@ impl Model {
     /// policy logits restricted to its legal moves (illegal moves get no probability mass) and
     /// the W/D/L probabilities. Runs under `no_grad` with eval-mode BN; only the legal moves'
     /// logits are copied back from the device (one transfer per call).
-    pub fn evaluate(&self, planes: &[f32], globals: Option<&[f32]>, legal: &LegalMoves) -> Result<Evaluation> {
+    pub fn evaluate(
+        &self,
+        planes: &[f32],
+        globals: Option<&[f32]>,
+        legal: &LegalMoves,
+    ) -> Result<Evaluation> {
         let mut out = Evaluation::default();
         self.evaluate_into(planes, globals, legal, &mut out)?;
         Ok(out)
     }
 
     /// [`Model::evaluate`] with `&[Vec<u32>]` legal-move lists.
-    pub fn evaluate_lists<V: AsRef<[u32]>>(&self, planes: &[f32], globals: Option<&[f32]>, legal: &[V]) -> Result<Evaluation> {
+    pub fn evaluate_lists<V: AsRef<[u32]>>(
+        &self,
+        planes: &[f32],
+        globals: Option<&[f32]>,
+        legal: &[V],
+    ) -> Result<Evaluation> {
         self.evaluate(planes, globals, &LegalMoves::from_lists(legal))
     }
 
     /// [`Model::evaluate`] writing into `out`, reusing its allocations.
-    pub fn evaluate_into(&self, planes: &[f32], globals: Option<&[f32]>, legal: &LegalMoves, out: &mut Evaluation) -> Result<()> {
+    pub fn evaluate_into(
+        &self,
+        planes: &[f32],
+        globals: Option<&[f32]>,
+        legal: &LegalMoves,
+        out: &mut Evaluation,
+    ) -> Result<()> {
         let b = legal.len();
         let p = self.config().policy_size;
         out.offsets.clear();
@@ -263,7 +316,11 @@ impl Model {
         let host: Vec<f32> = tch::no_grad(|| -> Result<Vec<f32>> {
             let o = self.forward_t(&x, g.as_ref(), false);
             let idx = Tensor::from_slice(&flat_idx).to_device(self.device());
-            let legal_logits = o.policy.reshape([-1]).index_select(0, &idx).to_kind(Kind::Float);
+            let legal_logits = o
+                .policy
+                .reshape([-1])
+                .index_select(0, &idx)
+                .to_kind(Kind::Float);
             let wdl = o.wdl.softmax(-1, Kind::Float).reshape([-1]);
             let mut parts = vec![legal_logits, wdl];
             if let Some(ml) = o.moves_left {
@@ -279,7 +336,8 @@ impl Model {
             softmax_in_place(&mut out.policy[out.offsets[i]..out.offsets[i + 1]]);
         }
         let (wdl, ml) = rest.split_at(3 * b);
-        out.wdl.extend(wdl.chunks_exact(3).map(|c| [c[0], c[1], c[2]]));
+        out.wdl
+            .extend(wdl.chunks_exact(3).map(|c| [c[0], c[1], c[2]]));
         out.moves_left.extend_from_slice(ml);
         Ok(())
     }

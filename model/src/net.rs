@@ -14,7 +14,11 @@ pub(crate) const NO_DECAY_GROUP: usize = 1;
 
 /// Conv without bias ("same" padding); always followed by a BN.
 fn conv(p: nn::Path, cin: usize, cout: usize, k: usize) -> nn::Conv2D {
-    let cfg = nn::ConvConfig { padding: (k / 2) as i64, bias: false, ..Default::default() };
+    let cfg = nn::ConvConfig {
+        padding: (k / 2) as i64,
+        bias: false,
+        ..Default::default()
+    };
     nn::conv2d(&p, cin as i64, cout as i64, k as i64, cfg)
 }
 
@@ -32,9 +36,20 @@ struct Linear {
 impl Linear {
     fn new(p: nn::Path, din: usize, dout: usize) -> Self {
         // Same init as tch::nn::linear (kaiming-uniform weights, uniform(+-1/sqrt(din)) bias).
-        let ws = p.var("weight", &[dout as i64, din as i64], nn::init::DEFAULT_KAIMING_UNIFORM);
+        let ws = p.var(
+            "weight",
+            &[dout as i64, din as i64],
+            nn::init::DEFAULT_KAIMING_UNIFORM,
+        );
         let bound = 1.0 / (din as f64).sqrt();
-        let bs = p.set_group(NO_DECAY_GROUP).var("bias", &[dout as i64], nn::Init::Uniform { lo: -bound, up: bound });
+        let bs = p.set_group(NO_DECAY_GROUP).var(
+            "bias",
+            &[dout as i64],
+            nn::Init::Uniform {
+                lo: -bound,
+                up: bound,
+            },
+        );
         Linear { ws, bs }
     }
 }
@@ -54,22 +69,48 @@ struct Conv1x1 {
 
 impl Conv1x1 {
     fn new(p: nn::Path, cin: usize, cout: usize) -> Self {
-        let ws = p.var("weight", &[cout as i64, cin as i64, 1, 1], nn::init::DEFAULT_KAIMING_UNIFORM);
+        let ws = p.var(
+            "weight",
+            &[cout as i64, cin as i64, 1, 1],
+            nn::init::DEFAULT_KAIMING_UNIFORM,
+        );
         let bound = 1.0 / (cin as f64).sqrt();
-        let bs = p.set_group(NO_DECAY_GROUP).var("bias", &[cout as i64], nn::Init::Uniform { lo: -bound, up: bound });
+        let bs = p.set_group(NO_DECAY_GROUP).var(
+            "bias",
+            &[cout as i64],
+            nn::Init::Uniform {
+                lo: -bound,
+                up: bound,
+            },
+        );
         Conv1x1 { ws, bs }
     }
 }
 
 impl Module for Conv1x1 {
     fn forward(&self, x: &Tensor) -> Tensor {
-        x.conv2d(&self.ws, Some(&self.bs), [1i64, 1].as_slice(), [0i64, 0].as_slice(), [1i64, 1].as_slice(), 1)
+        x.conv2d(
+            &self.ws,
+            Some(&self.bs),
+            [1i64, 1].as_slice(),
+            [0i64, 0].as_slice(),
+            [1i64, 1].as_slice(),
+            1,
+        )
     }
 }
 
 /// Linear layer without bias (for inputs added before a BN).
 fn linear_nobias(p: nn::Path, din: usize, dout: usize) -> nn::Linear {
-    nn::linear(p, din as i64, dout as i64, nn::LinearConfig { bias: false, ..Default::default() })
+    nn::linear(
+        p,
+        din as i64,
+        dout as i64,
+        nn::LinearConfig {
+            bias: false,
+            ..Default::default()
+        },
+    )
 }
 
 struct ConvBn {
@@ -79,7 +120,10 @@ struct ConvBn {
 
 impl ConvBn {
     fn new(p: &nn::Path, cin: usize, cout: usize, k: usize) -> Self {
-        ConvBn { conv: conv(p / "conv", cin, cout, k), bn: bn(p / "bn", cout) }
+        ConvBn {
+            conv: conv(p / "conv", cin, cout, k),
+            bn: bn(p / "bn", cout),
+        }
     }
     fn forward_t(&self, x: &Tensor, train: bool) -> Tensor {
         x.apply(&self.conv).apply_t(&self.bn, train)
@@ -119,40 +163,63 @@ impl ResBlock {
     }
 
     fn forward_t(&self, x: &Tensor, train: bool) -> Tensor {
-        let mut y = x.apply(&self.conv1);
-        if let Some(g) = &self.gpool {
-            let pooled = global_pool(&g.conv.forward_t(x, train).relu());
-            y = y + pooled.apply(&g.fc).unsqueeze(-1).unsqueeze(-1);
-        }
+        let y = x.apply(&self.conv1);
+        let y = match &self.gpool {
+            Some(g) => {
+                let pooled = global_pool(&g.conv.forward_t(x, train).relu());
+                y + pooled.apply(&g.fc).unsqueeze(-1).unsqueeze(-1)
+            }
+            None => y,
+        };
         let y = y.apply_t(&self.bn1, train).relu();
         (x + self.second.forward_t(&y, train)).relu()
     }
 }
 
 enum PolicyNet {
-    Dense { conv: ConvBn, fc: Linear },
-    Spatial { conv: ConvBn, out: Conv1x1 },
-    Mapped { conv: ConvBn, out: Conv1x1, map: Tensor },
+    Dense {
+        conv: ConvBn,
+        fc: Linear,
+    },
+    Spatial {
+        conv: ConvBn,
+        out: Conv1x1,
+    },
+    Mapped {
+        conv: ConvBn,
+        out: Conv1x1,
+        map: Tensor,
+    },
 }
 
 /// Checks a policy map against the config: one entry per move index, each a distinct cell of
 /// the `planes x H x W` grid.
 pub(crate) fn check_policy_map(cfg: &NetConfig, map: &[u32]) -> Result<()> {
     let PolicyHead::Mapped { planes } = cfg.policy_head else {
-        return Err(ModelError::Config("a policy map is only used with policy_head kind \"mapped\"".into()));
+        return Err(ModelError::Config(
+            "a policy map is only used with policy_head kind \"mapped\"".into(),
+        ));
     };
     let cells = planes * cfg.board_area();
     if map.len() != cfg.policy_size {
-        return Err(ModelError::Config(format!("policy map has {} entries, policy_size is {}", map.len(), cfg.policy_size)));
+        return Err(ModelError::Config(format!(
+            "policy map has {} entries, policy_size is {}",
+            map.len(),
+            cfg.policy_size
+        )));
     }
     let mut seen = vec![false; cells];
     for (i, &c) in map.iter().enumerate() {
         let c = c as usize;
         if c >= cells {
-            return Err(ModelError::Config(format!("policy map[{i}] = {c} >= planes*H*W = {cells}")));
+            return Err(ModelError::Config(format!(
+                "policy map[{i}] = {c} >= planes*H*W = {cells}"
+            )));
         }
         if std::mem::replace(&mut seen[c], true) {
-            return Err(ModelError::Config(format!("policy map is not injective: cell {c} used twice (again by move {i})")));
+            return Err(ModelError::Config(format!(
+                "policy map is not injective: cell {c} used twice (again by move {i})"
+            )));
         }
     }
     Ok(())
@@ -183,11 +250,17 @@ pub(crate) struct Net {
 }
 
 impl Net {
-    pub(crate) fn new(root: &nn::Path, cfg: &NetConfig, policy_map: Option<&[u32]>) -> Result<Self> {
+    pub(crate) fn new(
+        root: &nn::Path,
+        cfg: &NetConfig,
+        policy_map: Option<&[u32]>,
+    ) -> Result<Self> {
         cfg.validate()?;
         match (&cfg.policy_head, policy_map) {
             (PolicyHead::Mapped { .. }, None) => {
-                return Err(ModelError::Config("policy_head \"mapped\" needs a policy map (Model::with_policy_map)".into()))
+                return Err(ModelError::Config(
+                    "policy_head \"mapped\" needs a policy map (Model::with_policy_map)".into(),
+                ))
             }
             (_, Some(map)) => check_policy_map(cfg, map)?,
             _ => {}
@@ -195,10 +268,14 @@ impl Net {
         let c = cfg.channels;
         let area = cfg.board_area();
         let stem = ConvBn::new(&(root / "stem"), cfg.input_planes, c, 3);
-        let stem_global = (cfg.global_inputs > 0).then(|| linear_nobias(root / "stem" / "global", cfg.global_inputs, c));
+        let stem_global = (cfg.global_inputs > 0)
+            .then(|| linear_nobias(root / "stem" / "global", cfg.global_inputs, c));
         let blocks = (0..cfg.blocks)
             .map(|i| {
-                let gp = cfg.global_pool_blocks.contains(&i).then_some(cfg.global_pool_channels);
+                let gp = cfg
+                    .global_pool_blocks
+                    .contains(&i)
+                    .then_some(cfg.global_pool_channels);
                 ResBlock::new(&(root / "blocks" / i), c, gp)
             })
             .collect();
@@ -213,7 +290,11 @@ impl Net {
                 out: Conv1x1::new(&pp / "out", c, planes),
             },
             PolicyHead::Mapped { planes } => {
-                let map: Vec<i64> = policy_map.unwrap_or_default().iter().map(|&m| m as i64).collect();
+                let map: Vec<i64> = policy_map
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|&m| m as i64)
+                    .collect();
                 let map = Tensor::from_slice(&map).to_device(root.device());
                 PolicyNet::Mapped {
                     conv: ConvBn::new(&pp, c, c, 3),
@@ -227,31 +308,62 @@ impl Net {
         let value_conv = ConvBn::new(&vp, c, cfg.value_channels, 1);
         let value_fc = Linear::new(&vp / "fc", 2 * cfg.value_channels, cfg.value_hidden);
         let wdl_fc = Linear::new(&vp / "wdl", cfg.value_hidden, 3);
-        let ml_fc = cfg.moves_left_head.then(|| Linear::new(&vp / "moves_left", cfg.value_hidden, 1));
-        Ok(Net { cfg: cfg.clone(), stem, stem_global, blocks, policy, value_conv, value_fc, wdl_fc, ml_fc })
+        let ml_fc = cfg
+            .moves_left_head
+            .then(|| Linear::new(&vp / "moves_left", cfg.value_hidden, 1));
+        Ok(Net {
+            cfg: cfg.clone(),
+            stem,
+            stem_global,
+            blocks,
+            policy,
+            value_conv,
+            value_fc,
+            wdl_fc,
+            ml_fc,
+        })
     }
 
     /// `planes`: [B, C, H, W] f32; `globals`: [B, G] f32 (required iff the config has G > 0).
-    pub(crate) fn forward_t(&self, planes: &Tensor, globals: Option<&Tensor>, train: bool) -> NetOutput {
-        let mut x = planes.apply(&self.stem.conv);
-        if let (Some(fc), Some(g)) = (&self.stem_global, globals) {
-            x = x + g.apply(fc).unsqueeze(-1).unsqueeze(-1);
-        }
+    pub(crate) fn forward_t(
+        &self,
+        planes: &Tensor,
+        globals: Option<&Tensor>,
+        train: bool,
+    ) -> NetOutput {
+        let x = planes.apply(&self.stem.conv);
+        let x = match (&self.stem_global, globals) {
+            (Some(fc), Some(g)) => x + g.apply(fc).unsqueeze(-1).unsqueeze(-1),
+            _ => x,
+        };
         let mut x = x.apply_t(&self.stem.bn, train).relu();
         for b in &self.blocks {
             x = b.forward_t(&x, train);
         }
         let policy = match &self.policy {
-            PolicyNet::Dense { conv, fc } => conv.forward_t(&x, train).relu().flatten(1, -1).apply(fc),
-            PolicyNet::Spatial { conv, out } => conv.forward_t(&x, train).relu().apply(out).flatten(1, -1),
-            PolicyNet::Mapped { conv, out, map } => {
-                conv.forward_t(&x, train).relu().apply(out).flatten(1, -1).index_select(1, map)
+            PolicyNet::Dense { conv, fc } => {
+                conv.forward_t(&x, train).relu().flatten(1, -1).apply(fc)
             }
+            PolicyNet::Spatial { conv, out } => {
+                conv.forward_t(&x, train).relu().apply(out).flatten(1, -1)
+            }
+            PolicyNet::Mapped { conv, out, map } => conv
+                .forward_t(&x, train)
+                .relu()
+                .apply(out)
+                .flatten(1, -1)
+                .index_select(1, map),
         };
-        let v = global_pool(&self.value_conv.forward_t(&x, train).relu()).apply(&self.value_fc).relu();
+        let v = global_pool(&self.value_conv.forward_t(&x, train).relu())
+            .apply(&self.value_fc)
+            .relu();
         let wdl = v.apply(&self.wdl_fc);
         let moves_left = self.ml_fc.as_ref().map(|fc| v.apply(fc).squeeze_dim(1));
-        NetOutput { policy, wdl, moves_left }
+        NetOutput {
+            policy,
+            wdl,
+            moves_left,
+        }
     }
 
     pub(crate) fn config(&self) -> &NetConfig {
@@ -260,9 +372,9 @@ impl Net {
 
     pub(crate) fn policy_map(&self) -> Option<Vec<u32>> {
         match &self.policy {
-            PolicyNet::Mapped { map, .. } => {
-                Vec::<i64>::try_from(map.to_device(tch::Device::Cpu)).ok().map(|v| v.into_iter().map(|m| m as u32).collect())
-            }
+            PolicyNet::Mapped { map, .. } => Vec::<i64>::try_from(map.to_device(tch::Device::Cpu))
+                .ok()
+                .map(|v| v.into_iter().map(|m| m as u32).collect()),
             _ => None,
         }
     }
@@ -270,6 +382,8 @@ impl Net {
 
 impl std::fmt::Debug for Net {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Net").field("cfg", &self.cfg).finish_non_exhaustive()
+        f.debug_struct("Net")
+            .field("cfg", &self.cfg)
+            .finish_non_exhaustive()
     }
 }

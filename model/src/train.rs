@@ -36,7 +36,10 @@ impl TrainConfig {
     /// SGD, momentum 0.9 Nesterov, lr 0.02, weight decay 1e-4 (AlphaZero/KataGo-like).
     pub fn sgd() -> Self {
         TrainConfig {
-            optimizer: Optimizer::Sgd { momentum: 0.9, nesterov: true },
+            optimizer: Optimizer::Sgd {
+                momentum: 0.9,
+                nesterov: true,
+            },
             lr: 0.02,
             weight_decay: 1e-4,
             policy_weight: 1.0,
@@ -49,7 +52,11 @@ impl TrainConfig {
     /// AdamW, lr 1e-3, weight decay 1e-2 (decoupled).
     pub fn adamw() -> Self {
         TrainConfig {
-            optimizer: Optimizer::AdamW { beta1: 0.9, beta2: 0.999, eps: 1e-8 },
+            optimizer: Optimizer::AdamW {
+                beta1: 0.9,
+                beta2: 0.999,
+                eps: 1e-8,
+            },
             lr: 1e-3,
             weight_decay: 1e-2,
             ..Self::sgd()
@@ -70,7 +77,11 @@ pub struct PolicyTargets {
 
 impl PolicyTargets {
     pub fn new() -> Self {
-        PolicyTargets { offsets: vec![0], indices: Vec::new(), probs: Vec::new() }
+        PolicyTargets {
+            offsets: vec![0],
+            indices: Vec::new(),
+            probs: Vec::new(),
+        }
     }
 
     /// Appends one row from (move index, probability) pairs.
@@ -153,7 +164,10 @@ pub struct Trainer {
 
 impl std::fmt::Debug for Trainer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Trainer").field("cfg", &self.cfg).field("lr", &self.lr).finish()
+        f.debug_struct("Trainer")
+            .field("cfg", &self.cfg)
+            .field("lr", &self.lr)
+            .finish()
     }
 }
 
@@ -161,10 +175,21 @@ impl Trainer {
     pub fn new(model: &Model, cfg: TrainConfig) -> Result<Self> {
         let vs = model.var_store();
         let mut opt = match cfg.optimizer {
-            Optimizer::Sgd { momentum, nesterov } => {
-                nn::Sgd { momentum, dampening: 0.0, wd: cfg.weight_decay, nesterov }.build(vs, cfg.lr)?
+            Optimizer::Sgd { momentum, nesterov } => nn::Sgd {
+                momentum,
+                dampening: 0.0,
+                wd: cfg.weight_decay,
+                nesterov,
             }
-            Optimizer::AdamW { beta1, beta2, eps } => nn::AdamW { beta1, beta2, wd: cfg.weight_decay, eps, amsgrad: false }.build(vs, cfg.lr)?,
+            .build(vs, cfg.lr)?,
+            Optimizer::AdamW { beta1, beta2, eps } => nn::AdamW {
+                beta1,
+                beta2,
+                wd: cfg.weight_decay,
+                eps,
+                amsgrad: false,
+            }
+            .build(vs, cfg.lr)?,
         };
         opt.set_weight_decay_group(NO_DECAY_GROUP, 0.0);
         let lr = cfg.lr;
@@ -204,7 +229,12 @@ impl Trainer {
     }
 
     /// Builds the loss graph; returns (total, [policy, value, moves_left, total]) tensors.
-    fn losses(&self, model: &Model, batch: &TrainBatch, train: bool) -> Result<(Tensor, [Tensor; 4])> {
+    fn losses(
+        &self,
+        model: &Model,
+        batch: &TrainBatch,
+        train: bool,
+    ) -> Result<(Tensor, [Tensor; 4])> {
         let cfg = model.config();
         let dev = model.device();
         let b = batch.wdl.len();
@@ -212,30 +242,41 @@ impl Trainer {
             return Err(ModelError::Input("empty training batch".into()));
         }
         if batch.policy.len() != b {
-            return Err(ModelError::Input(format!("{} policy target rows for {b} W/D/L rows", batch.policy.len())));
+            return Err(ModelError::Input(format!(
+                "{} policy target rows for {b} W/D/L rows",
+                batch.policy.len()
+            )));
         }
         if let Some(w) = batch.weights {
             if w.len() != b {
-                return Err(ModelError::Input(format!("{} weights for {b} rows", w.len())));
+                return Err(ModelError::Input(format!(
+                    "{} weights for {b} rows",
+                    w.len()
+                )));
             }
         }
         if let Some(m) = batch.moves_left {
             if m.len() != b {
-                return Err(ModelError::Input(format!("{} moves-left targets for {b} rows", m.len())));
+                return Err(ModelError::Input(format!(
+                    "{} moves-left targets for {b} rows",
+                    m.len()
+                )));
             }
         }
         let p = cfg.policy_size;
         let mut rows = Vec::with_capacity(batch.policy.indices.len());
         let mut flat = Vec::with_capacity(batch.policy.indices.len());
         let mut has_policy = vec![0f32; b];
-        for i in 0..b {
+        for (i, has) in has_policy.iter_mut().enumerate() {
             let (idx, _) = batch.policy.row(i);
             if !idx.is_empty() {
-                has_policy[i] = 1.0;
+                *has = 1.0;
             }
             for &m in idx {
                 if m as usize >= p {
-                    return Err(ModelError::Input(format!("row {i}: policy target index {m} >= policy_size {p}")));
+                    return Err(ModelError::Input(format!(
+                        "row {i}: policy target index {m} >= policy_size {p}"
+                    )));
                 }
                 rows.push(i as i64);
                 flat.push((i * p) as i64 + m as i64);
@@ -265,7 +306,8 @@ impl Trainer {
         // W/D/L CE.
         let wdl_t: Vec<f32> = batch.wdl.iter().flatten().copied().collect();
         let wdl_t = to_dev(&wdl_t).view([b as i64, 3]);
-        let v_row = -(wdl_t * out.wdl.log_softmax(-1, Kind::Float)).sum_dim_intlist(1, false, Kind::Float);
+        let v_row =
+            -(wdl_t * out.wdl.log_softmax(-1, Kind::Float)).sum_dim_intlist(1, false, Kind::Float);
         let value = (&v_row * &w).sum(Kind::Float) / &w_sum;
 
         let moves_left = match (&out.moves_left, batch.moves_left) {
@@ -276,13 +318,25 @@ impl Trainer {
             }
             _ => Tensor::zeros([], (Kind::Float, dev)),
         };
-        let total = &policy * self.cfg.policy_weight + &value * self.cfg.value_weight + &moves_left * self.cfg.moves_left_weight;
-        let parts = [policy.detach(), value.detach(), moves_left.detach(), total.detach()];
+        let total = &policy * self.cfg.policy_weight
+            + &value * self.cfg.value_weight
+            + &moves_left * self.cfg.moves_left_weight;
+        let parts = [
+            policy.detach(),
+            value.detach(),
+            moves_left.detach(),
+            total.detach(),
+        ];
         Ok((total, parts))
     }
 }
 
 fn losses_to_host(parts: &[Tensor; 4]) -> Result<Losses> {
     let v = Vec::<f32>::try_from(Tensor::stack(parts, 0).to_device(Device::Cpu))?;
-    Ok(Losses { policy: v[0] as f64, value: v[1] as f64, moves_left: v[2] as f64, total: v[3] as f64 })
+    Ok(Losses {
+        policy: v[0] as f64,
+        value: v[1] as f64,
+        moves_left: v[2] as f64,
+        total: v[3] as f64,
+    })
 }

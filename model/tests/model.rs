@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use tch::Tensor;
 use vzero_model::checkpoint::{self, CheckpointInfo, Expected};
 use vzero_model::{
-    DeviceChoice, Device, LegalMoves, Model, ModelError, NetConfig, PolicyHead, PolicyTargets, TrainBatch, TrainConfig, Trainer,
+    Device, DeviceChoice, LegalMoves, Model, ModelError, NetConfig, PolicyHead, PolicyTargets,
+    TrainBatch, TrainConfig, Trainer,
 };
 
 /// Small deterministic PRNG (xorshift) so inputs don't depend on torch's global RNG.
@@ -44,9 +45,16 @@ fn tiny(h: usize, w: usize, policy_size: usize) -> NetConfig {
 }
 
 /// Random 0/1 planes, random globals, random distinct legal moves (1..=max_legal per position).
-fn inputs(cfg: &NetConfig, b: usize, max_legal: usize, seed: u64) -> (Vec<f32>, Vec<f32>, Vec<Vec<u32>>) {
+fn inputs(
+    cfg: &NetConfig,
+    b: usize,
+    max_legal: usize,
+    seed: u64,
+) -> (Vec<f32>, Vec<f32>, Vec<Vec<u32>>) {
     let mut r = Rng(seed | 1);
-    let planes = (0..b * cfg.input_len()).map(|_| if r.below(5) == 0 { 1.0 } else { 0.0 }).collect();
+    let planes = (0..b * cfg.input_len())
+        .map(|_| if r.below(5) == 0 { 1.0 } else { 0.0 })
+        .collect();
     let globals = (0..b * cfg.global_inputs).map(|_| r.unit()).collect();
     let legal = (0..b)
         .map(|_| {
@@ -101,12 +109,21 @@ fn config_validation() {
     init();
     let mut c = tiny(8, 8, 100);
     c.policy_head = PolicyHead::Spatial { planes: 2 };
-    assert!(matches!(Model::new(&c, Device::Cpu), Err(ModelError::Config(_))));
+    assert!(matches!(
+        Model::new(&c, Device::Cpu),
+        Err(ModelError::Config(_))
+    ));
     let mut c = tiny(8, 8, 100);
     c.global_pool_blocks = vec![5];
-    assert!(matches!(Model::new(&c, Device::Cpu), Err(ModelError::Config(_))));
+    assert!(matches!(
+        Model::new(&c, Device::Cpu),
+        Err(ModelError::Config(_))
+    ));
     let json = serde_json::to_string(&tiny(8, 8, 100)).unwrap();
-    assert_eq!(serde_json::from_str::<NetConfig>(&json).unwrap(), tiny(8, 8, 100));
+    assert_eq!(
+        serde_json::from_str::<NetConfig>(&json).unwrap(),
+        tiny(8, 8, 100)
+    );
 }
 
 #[test]
@@ -117,7 +134,9 @@ fn masked_probabilities_sum_to_one_and_match_logits() {
     let model = Model::new_seeded(&cfg, Device::Cpu, 3).unwrap();
     let b = 9;
     let (planes, globals, legal) = inputs(&cfg, b, 40, 11);
-    let ev = model.evaluate_lists(&planes, Some(&globals), &legal).unwrap();
+    let ev = model
+        .evaluate_lists(&planes, Some(&globals), &legal)
+        .unwrap();
     assert_eq!(ev.len(), b);
     // Reference: full logits, softmax over the legal moves only.
     let (x, g) = model.input_tensors(b, &planes, Some(&globals)).unwrap();
@@ -131,9 +150,17 @@ fn masked_probabilities_sum_to_one_and_match_logits() {
         assert!(p.iter().all(|&x| x > 0.0 && x <= 1.0));
         // Dense masked softmax (illegal = -inf) gives the same numbers, and 0 elsewhere.
         let row = &logits[i * cfg.policy_size..(i + 1) * cfg.policy_size];
-        let masked: Vec<f32> =
-            (0..cfg.policy_size).map(|m| if moves.contains(&(m as u32)) { row[m] } else { f32::NEG_INFINITY }).collect();
-        let dense = Vec::<f32>::try_from(Tensor::from_slice(&masked).softmax(0, tch::Kind::Float)).unwrap();
+        let masked: Vec<f32> = (0..cfg.policy_size)
+            .map(|m| {
+                if moves.contains(&(m as u32)) {
+                    row[m]
+                } else {
+                    f32::NEG_INFINITY
+                }
+            })
+            .collect();
+        let dense =
+            Vec::<f32>::try_from(Tensor::from_slice(&masked).softmax(0, tch::Kind::Float)).unwrap();
         for (k, &m) in moves.iter().enumerate() {
             assert!((dense[m as usize] - p[k]).abs() < 1e-5);
         }
@@ -145,9 +172,18 @@ fn masked_probabilities_sum_to_one_and_match_logits() {
     }
     // Same answer through the CSR form with a reused output buffer; batch order independent.
     let mut out = vzero_model::Evaluation::default();
-    model.evaluate_into(&planes, Some(&globals), &LegalMoves::from_lists(&legal), &mut out).unwrap();
+    model
+        .evaluate_into(
+            &planes,
+            Some(&globals),
+            &LegalMoves::from_lists(&legal),
+            &mut out,
+        )
+        .unwrap();
     assert_eq!(out, ev);
-    let one = model.evaluate_lists(&planes[..cfg.input_len()], Some(&globals[..2]), &legal[..1]).unwrap();
+    let one = model
+        .evaluate_lists(&planes[..cfg.input_len()], Some(&globals[..2]), &legal[..1])
+        .unwrap();
     for (a, b) in one.policy(0).iter().zip(ev.policy(0)) {
         assert!((a - b).abs() < 1e-5);
     }
@@ -159,17 +195,31 @@ fn bad_inputs_are_errors() {
     let cfg = tiny(8, 8, 100);
     let model = Model::new(&cfg, Device::Cpu).unwrap();
     let (planes, _, _) = inputs(&cfg, 2, 3, 5);
-    let e = model.evaluate_lists(&planes, None, &[vec![1u32], vec![100]]).unwrap_err();
-    assert!(matches!(e, ModelError::Input(ref m) if m.contains("out of range")), "{e}");
-    let e = model.evaluate_lists(&planes[1..], None, &[vec![1u32], vec![2]]).unwrap_err();
+    let e = model
+        .evaluate_lists(&planes, None, &[vec![1u32], vec![100]])
+        .unwrap_err();
+    assert!(
+        matches!(e, ModelError::Input(ref m) if m.contains("out of range")),
+        "{e}"
+    );
+    let e = model
+        .evaluate_lists(&planes[1..], None, &[vec![1u32], vec![2]])
+        .unwrap_err();
     assert!(matches!(e, ModelError::Input(_)), "{e}");
-    let e = model.evaluate_lists(&planes, Some(&[1.0, 2.0]), &[vec![1u32], vec![2]]).unwrap_err();
+    let e = model
+        .evaluate_lists(&planes, Some(&[1.0, 2.0]), &[vec![1u32], vec![2]])
+        .unwrap_err();
     assert!(matches!(e, ModelError::Input(_)), "{e}");
-    assert!(model.evaluate(&[], None, &LegalMoves::new()).unwrap().is_empty());
+    assert!(model
+        .evaluate(&[], None, &LegalMoves::new())
+        .unwrap()
+        .is_empty());
 }
 
 /// A fixed tiny batch with sparse policy targets (one row without a policy target).
-fn batch_data(cfg: &NetConfig, b: usize) -> (Vec<f32>, PolicyTargets, Vec<[f32; 3]>, Vec<f32>, Vec<f32>) {
+type BatchData = (Vec<f32>, PolicyTargets, Vec<[f32; 3]>, Vec<f32>, Vec<f32>);
+
+fn batch_data(cfg: &NetConfig, b: usize) -> BatchData {
     let (planes, _, legal) = inputs(cfg, b, 6, 99);
     let mut r = Rng(1234);
     let mut pt = PolicyTargets::new();
@@ -182,7 +232,9 @@ fn batch_data(cfg: &NetConfig, b: usize) -> (Vec<f32>, PolicyTargets, Vec<[f32; 
         let s: f32 = raw.iter().sum();
         pt.push(moves.iter().zip(&raw).map(|(&m, &p)| (m, p / s)));
     }
-    let wdl = (0..b).map(|i| [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]][i % 3]).collect();
+    let wdl = (0..b)
+        .map(|i| [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]][i % 3])
+        .collect();
     let ml = (0..b).map(|i| (10 * i) as f32).collect();
     let weights = (0..b).map(|i| if i % 4 == 0 { 0.5 } else { 1.0 }).collect();
     (planes, pt, wdl, ml, weights)
@@ -195,16 +247,32 @@ fn training_lowers_loss_sgd_and_adamw() {
     for tc in [TrainConfig::sgd(), TrainConfig::adamw()] {
         let model = Model::new_seeded(&cfg, Device::Cpu, 5).unwrap();
         let (planes, pt, wdl, ml, w) = batch_data(&cfg, 16);
-        let batch = TrainBatch { planes: &planes, globals: None, policy: &pt, wdl: &wdl, moves_left: Some(&ml), weights: Some(&w) };
+        let batch = TrainBatch {
+            planes: &planes,
+            globals: None,
+            policy: &pt,
+            wdl: &wdl,
+            moves_left: Some(&ml),
+            weights: Some(&w),
+        };
         let mut tr = Trainer::new(&model, tc.clone()).unwrap();
-        tr.set_lr(if matches!(tc.optimizer, vzero_model::Optimizer::Sgd { .. }) { 0.05 } else { 3e-3 });
+        tr.set_lr(
+            if matches!(tc.optimizer, vzero_model::Optimizer::Sgd { .. }) {
+                0.05
+            } else {
+                3e-3
+            },
+        );
         let first = tr.step(&model, &batch).unwrap();
         assert!(first.policy > 0.0 && first.value > 0.0 && first.moves_left > 0.0);
         let mut last = first;
         for _ in 0..40 {
             last = tr.step(&model, &batch).unwrap();
         }
-        assert!(last.total < 0.7 * first.total, "{tc:?}: {first:?} -> {last:?}");
+        assert!(
+            last.total < 0.7 * first.total,
+            "{tc:?}: {first:?} -> {last:?}"
+        );
         assert!(last.policy < first.policy && last.value < first.value);
         let ev = tr.evaluate(&model, &batch).unwrap();
         assert!(ev.total.is_finite());
@@ -220,28 +288,66 @@ fn checkpoint_round_trip_is_bit_exact() {
     // a few steps so BN running statistics are not at their initial values
     let (planes, pt, wdl, ml, w) = batch_data(&cfg, 8);
     let globals: Vec<f32> = (0..16).map(|i| i as f32 / 16.0).collect();
-    let batch = TrainBatch { planes: &planes, globals: Some(&globals), policy: &pt, wdl: &wdl, moves_left: Some(&ml), weights: Some(&w) };
+    let batch = TrainBatch {
+        planes: &planes,
+        globals: Some(&globals),
+        policy: &pt,
+        wdl: &wdl,
+        moves_left: Some(&ml),
+        weights: Some(&w),
+    };
     let mut tr = Trainer::new(&model, TrainConfig::sgd()).unwrap();
     for _ in 0..3 {
         tr.step(&model, &batch).unwrap();
     }
     let dir = tmpdir("roundtrip");
-    let info = CheckpointInfo { variant: "empire".into(), encoding_version: 3, step: 3, samples_seen: 24, parent: Some("s0".into()) };
+    let info = CheckpointInfo {
+        variant: "empire".into(),
+        encoding_version: 3,
+        encoding_fingerprint: None,
+        step: 3,
+        samples_seen: 24,
+        parent: Some("s0".into()),
+    };
     let meta = checkpoint::save(&model, &dir.join("s3"), &info).unwrap();
     assert!(dir.join("s3.json").exists() && dir.join("s3.safetensors").exists());
-    let leftovers: Vec<_> = std::fs::read_dir(&dir).unwrap().filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().ends_with(".tmp")).collect();
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .ends_with(".tmp")
+        })
+        .collect();
     assert!(leftovers.is_empty());
 
-    let exp = Expected { net: Some(&cfg), ..Expected::new("empire", 3) };
+    let exp = Expected {
+        net: Some(&cfg),
+        ..Expected::new("empire", 3)
+    };
     let (loaded, meta2) = checkpoint::load(&dir.join("s3.json"), &exp, Device::Cpu).unwrap();
     assert_eq!(meta, meta2);
-    assert_eq!((meta2.step, meta2.samples_seen, meta2.parent.as_deref()), (3, 24, Some("s0")));
+    assert_eq!(
+        (meta2.step, meta2.samples_seen, meta2.parent.as_deref()),
+        (3, 24, Some("s0"))
+    );
     let (_, _, legal) = inputs(&cfg, 8, 30, 4);
-    let a = model.evaluate_lists(&planes, Some(&globals), &legal).unwrap();
-    let b = loaded.evaluate_lists(&planes, Some(&globals), &legal).unwrap();
+    let a = model
+        .evaluate_lists(&planes, Some(&globals), &legal)
+        .unwrap();
+    let b = loaded
+        .evaluate_lists(&planes, Some(&globals), &legal)
+        .unwrap();
     assert_eq!(a, b, "outputs differ after load");
     let (x, g) = model.input_tensors(8, &planes, Some(&globals)).unwrap();
-    let (o1, o2) = tch::no_grad(|| (model.forward_t(&x, g.as_ref(), false), loaded.forward_t(&x, g.as_ref(), false)));
+    let (o1, o2) = tch::no_grad(|| {
+        (
+            model.forward_t(&x, g.as_ref(), false),
+            loaded.forward_t(&x, g.as_ref(), false),
+        )
+    });
     assert!(o1.policy.equal(&o2.policy) && o1.wdl.equal(&o2.wdl));
     // Saving again over the same name works (rename over an existing file).
     checkpoint::save(&loaded, &dir.join("s3"), &info).unwrap();
@@ -255,27 +361,121 @@ fn checkpoint_mismatches_and_corruption_are_clear_errors() {
     let model = Model::new_seeded(&cfg, Device::Cpu, 9).unwrap();
     let dir = tmpdir("mismatch");
     let stem = dir.join("net");
-    let info = CheckpointInfo { variant: "shogun".into(), encoding_version: 2, ..Default::default() };
+    let info = CheckpointInfo {
+        variant: "shogun".into(),
+        encoding_version: 2,
+        encoding_fingerprint: Some(0x7dcf_3f0b_1bc6_0bb5),
+        ..Default::default()
+    };
     checkpoint::save(&model, &stem, &info).unwrap();
     let ok = Expected::new("shogun", 2);
     checkpoint::load(&stem, &ok, Device::Cpu).unwrap();
+    let fp = Expected {
+        encoding_fingerprint: Some(0x7dcf_3f0b_1bc6_0bb5),
+        ..ok
+    };
+    checkpoint::load(&stem, &fp, Device::Cpu).unwrap();
+    let e = checkpoint::load(
+        &stem,
+        &Expected {
+            encoding_fingerprint: Some(0xabc),
+            ..ok
+        },
+        Device::Cpu,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            ModelError::Mismatch {
+                what: "encoding fingerprint",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert!(
+        e.to_string().contains("7dcf3f0b1bc60bb5") && e.to_string().contains("0000000000000abc"),
+        "{e}"
+    );
 
-    let e = checkpoint::load(&stem, &Expected { variant: "empire", ..ok }, Device::Cpu).unwrap_err();
-    assert!(matches!(e, ModelError::Mismatch { what: "variant", .. }), "{e}");
-    assert!(e.to_string().contains("'shogun'") && e.to_string().contains("'empire'"), "{e}");
-    let e = checkpoint::load(&stem, &Expected { encoding_version: 3, ..ok }, Device::Cpu).unwrap_err();
-    assert!(matches!(e, ModelError::Mismatch { what: "encoding version", .. }), "{e}");
+    let e = checkpoint::load(
+        &stem,
+        &Expected {
+            variant: "empire",
+            ..ok
+        },
+        Device::Cpu,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            ModelError::Mismatch {
+                what: "variant",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert!(
+        e.to_string().contains("'shogun'") && e.to_string().contains("'empire'"),
+        "{e}"
+    );
+    let e = checkpoint::load(
+        &stem,
+        &Expected {
+            encoding_version: 3,
+            ..ok
+        },
+        Device::Cpu,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            ModelError::Mismatch {
+                what: "encoding version",
+                ..
+            }
+        ),
+        "{e}"
+    );
     let mut other = cfg.clone();
     other.channels = 16;
-    let e = checkpoint::load(&stem, &Expected { net: Some(&other), ..ok }, Device::Cpu).unwrap_err();
-    assert!(matches!(e, ModelError::Mismatch { what: "network config", .. }) && e.to_string().contains("channels: 16 vs 8"), "{e}");
+    let e = checkpoint::load(
+        &stem,
+        &Expected {
+            net: Some(&other),
+            ..ok
+        },
+        Device::Cpu,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            ModelError::Mismatch {
+                what: "network config",
+                ..
+            }
+        ) && e.to_string().contains("channels: 16 vs 8"),
+        "{e}"
+    );
 
     // Metadata whose config does not fit the weights (same file, so size/checksum still match).
     let meta_path = dir.join("net.json");
     let good_meta = std::fs::read_to_string(&meta_path).unwrap();
-    std::fs::write(&meta_path, good_meta.replace("\"channels\": 8", "\"channels\": 12")).unwrap();
+    std::fs::write(
+        &meta_path,
+        good_meta.replace("\"channels\": 8", "\"channels\": 12"),
+    )
+    .unwrap();
     let e = checkpoint::load(&stem, &ok, Device::Cpu).unwrap_err();
-    assert!(matches!(e, ModelError::WeightsMismatch { ref detail, .. } if detail.contains("shape")), "{e}");
+    assert!(
+        matches!(e, ModelError::WeightsMismatch { ref detail, .. } if detail.contains("shape")),
+        "{e}"
+    );
     std::fs::write(&meta_path, &good_meta).unwrap();
 
     // Truncated / corrupt metadata.
@@ -289,12 +489,18 @@ fn checkpoint_mismatches_and_corruption_are_clear_errors() {
     let good_w = std::fs::read(&wpath).unwrap();
     std::fs::write(&wpath, &good_w[..good_w.len() - 100]).unwrap();
     let e = checkpoint::load(&stem, &ok, Device::Cpu).unwrap_err();
-    assert!(matches!(e, ModelError::CorruptWeights { ref msg, .. } if msg.contains("truncated")), "{e}");
+    assert!(
+        matches!(e, ModelError::CorruptWeights { ref msg, .. } if msg.contains("truncated")),
+        "{e}"
+    );
     let mut fresh = Model::new(&cfg, Device::Cpu).unwrap();
     for cut in [0, 7, 100, good_w.len() / 2, good_w.len() - 1] {
         std::fs::write(&wpath, &good_w[..cut]).unwrap();
         let e = checkpoint::load_weights(&mut fresh, &wpath, None).unwrap_err();
-        assert!(matches!(e, ModelError::CorruptWeights { .. }), "cut {cut}: {e}");
+        assert!(
+            matches!(e, ModelError::CorruptWeights { .. }),
+            "cut {cut}: {e}"
+        );
     }
     // One flipped byte: checksum.
     let mut bad = good_w.clone();
@@ -302,11 +508,20 @@ fn checkpoint_mismatches_and_corruption_are_clear_errors() {
     bad[n - 10] ^= 0x40;
     std::fs::write(&wpath, &bad).unwrap();
     let e = checkpoint::load(&stem, &ok, Device::Cpu).unwrap_err();
-    assert!(matches!(e, ModelError::CorruptWeights { ref msg, .. } if msg.contains("checksum")), "{e}");
+    assert!(
+        matches!(e, ModelError::CorruptWeights { ref msg, .. } if msg.contains("checksum")),
+        "{e}"
+    );
     // Missing files.
     std::fs::remove_file(&wpath).unwrap();
-    assert!(matches!(checkpoint::load(&stem, &ok, Device::Cpu).unwrap_err(), ModelError::Io { .. }));
-    assert!(matches!(checkpoint::read_meta(&dir.join("nope")).unwrap_err(), ModelError::Io { .. }));
+    assert!(matches!(
+        checkpoint::load(&stem, &ok, Device::Cpu).unwrap_err(),
+        ModelError::Io { .. }
+    ));
+    assert!(matches!(
+        checkpoint::read_meta(&dir.join("nope")).unwrap_err(),
+        ModelError::Io { .. }
+    ));
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -320,7 +535,10 @@ fn mapped_policy_head() {
     init();
     let mut cfg = tiny(8, 8, 191);
     cfg.policy_head = PolicyHead::Mapped { planes: 3 };
-    assert!(matches!(Model::new(&cfg, Device::Cpu), Err(ModelError::Config(_))));
+    assert!(matches!(
+        Model::new(&cfg, Device::Cpu),
+        Err(ModelError::Config(_))
+    ));
     let mut dup = reverse_map(191);
     dup[5] = dup[6];
     let e = Model::with_policy_map(&cfg, Device::Cpu, &dup).unwrap_err();
@@ -336,7 +554,14 @@ fn mapped_policy_head() {
     assert!((ev.policy(2).iter().sum::<f32>() - 1.0).abs() < 1e-5);
     // training works through the gather
     let (planes, pt, wdl, ml, w) = batch_data(&cfg, 8);
-    let batch = TrainBatch { planes: &planes, globals: None, policy: &pt, wdl: &wdl, moves_left: Some(&ml), weights: Some(&w) };
+    let batch = TrainBatch {
+        planes: &planes,
+        globals: None,
+        policy: &pt,
+        wdl: &wdl,
+        moves_left: Some(&ml),
+        weights: Some(&w),
+    };
     let mut tr = Trainer::new(&model, TrainConfig::adamw()).unwrap();
     let first = tr.step(&model, &batch).unwrap();
     for _ in 0..10 {
@@ -347,15 +572,75 @@ fn mapped_policy_head() {
 
     // The map travels with the checkpoint and can be required on load.
     let dir = tmpdir("mapped");
-    checkpoint::save(&model, &dir.join("m"), &CheckpointInfo { variant: "spqr".into(), encoding_version: 1, ..Default::default() }).unwrap();
-    let (loaded, _) = checkpoint::load(&dir.join("m"), &Expected { policy_map: Some(&map), ..Expected::new("spqr", 1) }, Device::Cpu).unwrap();
+    checkpoint::save(
+        &model,
+        &dir.join("m"),
+        &CheckpointInfo {
+            variant: "spqr".into(),
+            encoding_version: 1,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let (loaded, _) = checkpoint::load(
+        &dir.join("m"),
+        &Expected {
+            policy_map: Some(&map),
+            ..Expected::new("spqr", 1)
+        },
+        Device::Cpu,
+    )
+    .unwrap();
     let (planes, _, legal) = inputs(&cfg, 3, 20, 21);
-    assert_eq!(loaded.evaluate_lists(&planes, None, &legal).unwrap(), model.evaluate_lists(&planes, None, &legal).unwrap());
+    assert_eq!(
+        loaded.evaluate_lists(&planes, None, &legal).unwrap(),
+        model.evaluate_lists(&planes, None, &legal).unwrap()
+    );
     let mut other = map.clone();
     other.swap(0, 1);
-    let e = checkpoint::load(&dir.join("m"), &Expected { policy_map: Some(&other), ..Expected::new("spqr", 1) }, Device::Cpu).unwrap_err();
-    assert!(matches!(e, ModelError::Mismatch { what: "policy map", .. }) && e.to_string().contains("move 0"), "{e}");
+    let e = checkpoint::load(
+        &dir.join("m"),
+        &Expected {
+            policy_map: Some(&other),
+            ..Expected::new("spqr", 1)
+        },
+        Device::Cpu,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            ModelError::Mismatch {
+                what: "policy map",
+                ..
+            }
+        ) && e.to_string().contains("move 0"),
+        "{e}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn policy_map_from_keys_builds_an_injective_map() {
+    init();
+    // 2x2 board: moves by (from square, (kind, displacement)); a drop keyed by target square.
+    let entries = vec![
+        (0usize, (0u8, 1i32)),
+        (1, (0, -1)),
+        (0, (0, 2)),
+        (3, (1, 0)),
+        (2, (0, 1)),
+    ];
+    let (planes, map) = vzero_model::policy_map_from_keys(4, &entries).unwrap();
+    assert_eq!(planes, 4); // keys (0,-1) < (0,1) < (0,2) < (1,0)
+    assert_eq!(map, vec![4, 1, 8, 15, 6]);
+    let mut cfg = tiny(2, 2, entries.len());
+    cfg.policy_head = PolicyHead::Mapped { planes };
+    Model::with_policy_map(&cfg, Device::Cpu, &map).unwrap();
+    let dup = vec![(0usize, 'a'), (1, 'a'), (0, 'a')];
+    let e = vzero_model::policy_map_from_keys(4, &dup).unwrap_err();
+    assert!(e.to_string().contains("moves 0 and 2"), "{e}");
+    assert!(vzero_model::policy_map_from_keys(4, &[(4usize, 'a')]).is_err());
 }
 
 #[test]
@@ -363,8 +648,14 @@ fn device_choice() {
     init();
     assert_eq!("auto".parse::<DeviceChoice>().unwrap(), DeviceChoice::Auto);
     assert_eq!("CPU".parse::<DeviceChoice>().unwrap(), DeviceChoice::Cpu);
-    assert_eq!("cuda".parse::<DeviceChoice>().unwrap(), DeviceChoice::Cuda(0));
-    assert_eq!("cuda:1".parse::<DeviceChoice>().unwrap(), DeviceChoice::Cuda(1));
+    assert_eq!(
+        "cuda".parse::<DeviceChoice>().unwrap(),
+        DeviceChoice::Cuda(0)
+    );
+    assert_eq!(
+        "cuda:1".parse::<DeviceChoice>().unwrap(),
+        DeviceChoice::Cuda(1)
+    );
     assert!("tpu".parse::<DeviceChoice>().is_err());
     assert_eq!(DeviceChoice::Cpu.resolve().unwrap(), Device::Cpu);
     let auto = DeviceChoice::Auto.resolve().unwrap();
@@ -378,6 +669,9 @@ fn device_choice() {
         assert!((ev.policy(0).iter().sum::<f32>() - 1.0).abs() < 1e-5);
     } else {
         assert_eq!(auto, Device::Cpu);
-        assert!(matches!(DeviceChoice::Cuda(0).resolve(), Err(ModelError::Device(_))));
+        assert!(matches!(
+            DeviceChoice::Cuda(0).resolve(),
+            Err(ModelError::Device(_))
+        ));
     }
 }
