@@ -12,7 +12,7 @@ pub enum ModelError {
     Input(String),
     #[error("device: {0}")]
     Device(String),
-    #[error("{}: {source}", path.display())]
+    #[error("{}", path.display())]
     Io {
         path: PathBuf,
         source: std::io::Error,

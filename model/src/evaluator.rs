@@ -5,14 +5,31 @@
 use std::path::Path;
 
 use tch::Device;
-use vzero_encoding::{InputEncoder, MoveEncoder, ENCODING_VERSION};
+use vzero_encoding::{fingerprint, InputEncoder, MoveEncoder, MoveEntry, ENCODING_VERSION};
 use vzero_mcts::{LeafValue, Search, SearchResult, VariantGame};
 use vzero_rules::{Move, Variant};
 
-use crate::checkpoint::{self, CheckpointMeta, Expected};
-use crate::config::NetConfig;
+use crate::checkpoint::{self, CheckpointInfo, CheckpointMeta, Expected};
+use crate::config::{policy_map_from_keys, NetConfig, PolicyHead};
 use crate::error::{ModelError, Result};
 use crate::model::{LegalMoves, Model};
+
+/// What a checkpoint of `variant` must match: variant, encoding version and fingerprint.
+pub fn expected(variant: Variant) -> Expected<'static> {
+    Expected { encoding_fingerprint: Some(fingerprint(variant)), ..Expected::new(variant.name(), ENCODING_VERSION) }
+}
+
+/// The checkpoint description of a network of `variant` at a training step.
+pub fn checkpoint_info(variant: Variant, step: u64, samples_seen: u64, parent: Option<String>) -> CheckpointInfo {
+    CheckpointInfo {
+        variant: variant.name().to_string(),
+        encoding_version: ENCODING_VERSION,
+        encoding_fingerprint: Some(fingerprint(variant)),
+        step,
+        samples_seen,
+        parent,
+    }
+}
 
 /// A network together with the encodings of its variant.
 pub struct NetEvaluator {
@@ -24,11 +41,45 @@ pub struct NetEvaluator {
     legal: LegalMoves,
 }
 
-/// The network shape for `variant` with `blocks` x `channels` and the default heads.
-pub fn net_config(variant: Variant, blocks: usize, channels: usize) -> NetConfig {
+/// The policy map of `variant`'s move encoding: each move index goes to a cell
+/// (plane = move kind and displacement in the mover's frame, square = from-square, or the target
+/// for drops). Returns the number of planes and the map.
+pub fn policy_map(variant: Variant) -> Result<(usize, Vec<u32>)> {
+    let moves = MoveEncoder::new(variant);
+    let files = variant.files() as i32;
+    let delta = |from: usize, to: usize| (to as i32 / files - from as i32 / files, to as i32 % files - from as i32 % files);
+    let keys: Vec<(usize, (u8, i32, i32, u8))> = (0..moves.len())
+        .map(|i| match moves.entry(i).expect("index in range") {
+            MoveEntry::Board { from, to } => (from, (0, delta(from, to).0, delta(from, to).1, 0)),
+            MoveEntry::Promotion { from, to, piece } => (from, (1, delta(from, to).0, delta(from, to).1, piece.0)),
+            MoveEntry::PiecePromotion { from, to } => (from, (2, delta(from, to).0, delta(from, to).1, 0)),
+            MoveEntry::Drop { piece, to } => (to, (3, 0, 0, piece.0)),
+            MoveEntry::Pass => (0, (4, 0, 0, 0)),
+        })
+        .collect();
+    policy_map_from_keys(variant.files() * variant.ranks(), &keys)
+}
+
+/// The network shape for `variant` with `blocks` x `channels`, a mapped policy head (see
+/// [`policy_map`]) and the default value and moves-left heads.
+pub fn net_config(variant: Variant, blocks: usize, channels: usize) -> Result<NetConfig> {
     let input = InputEncoder::new(variant);
     let moves = MoveEncoder::new(variant);
-    NetConfig::with_size(input.num_planes(), input.height(), input.width(), moves.len(), blocks, channels)
+    let (planes, _) = policy_map(variant)?;
+    Ok(NetConfig {
+        policy_head: PolicyHead::Mapped { planes },
+        ..NetConfig::with_size(input.num_planes(), input.height(), input.width(), moves.len(), blocks, channels)
+    })
+}
+
+/// A freshly initialised network for `variant` (seeded), with the variant's policy map when the
+/// head is mapped.
+pub fn fresh_model(variant: Variant, cfg: &NetConfig, device: Device, seed: u64) -> Result<Model> {
+    tch::manual_seed(seed as i64);
+    match cfg.policy_head {
+        PolicyHead::Mapped { .. } => Model::with_policy_map(cfg, device, &policy_map(variant)?.1),
+        _ => Model::new(cfg, device),
+    }
 }
 
 impl NetEvaluator {
@@ -50,7 +101,14 @@ impl NetEvaluator {
 
     /// Loads a checkpoint of `variant`, refusing one of another variant or encoding version.
     pub fn load(path: &Path, variant: Variant, device: Device) -> Result<(NetEvaluator, CheckpointMeta)> {
-        let (model, meta) = checkpoint::load(path, &Expected::new(variant.name(), ENCODING_VERSION), device)?;
+        let map = policy_map(variant)?.1;
+        let expected = Expected { policy_map: None, ..expected(variant) };
+        let meta = checkpoint::read_meta(path)?;
+        let expected = match meta.net.policy_head {
+            PolicyHead::Mapped { .. } => Expected { policy_map: Some(&map), ..expected },
+            _ => expected,
+        };
+        let (model, meta) = checkpoint::load(path, &expected, device)?;
         let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         Ok((NetEvaluator::new(model, variant, name)?, meta))
     }

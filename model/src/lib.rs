@@ -25,7 +25,7 @@ pub use checkpoint::{CheckpointInfo, CheckpointMeta, Expected};
 pub use config::{policy_map_from_keys, NetConfig, PolicyHead};
 pub use device::{set_threads, DeviceChoice};
 pub use error::{ModelError, Result};
-pub use evaluator::{net_config, NetEvaluator};
+pub use evaluator::{checkpoint_info, expected, fresh_model, net_config, policy_map, NetEvaluator};
 pub use model::{Evaluation, LegalMoves, Model};
 pub use net::{NetOutput, MOVES_LEFT_SCALE};
 pub use tch::Device;

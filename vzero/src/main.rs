@@ -24,6 +24,10 @@ enum Command {
     Variants,
     /// Search one position; prints the root's moves, then `bestmove <uci>` on the last line.
     Search(cmd::search::SearchArgs),
+    /// Write a fresh, randomly initialised network for a variant.
+    Init(cmd::net::InitArgs),
+    /// Print a network's policy (top moves) and W/D/L for a position.
+    Eval(cmd::net::EvalArgs),
     /// Benchmarks printing medians and ratios.
     #[command(subcommand)]
     Bench(cmd::bench::BenchCommand),
@@ -37,6 +41,8 @@ fn main() {
         Command::Result(a) => cmd::rules::result(a),
         Command::Variants => cmd::rules::variants(),
         Command::Search(a) => cmd::search::search(a),
+        Command::Init(a) => cmd::net::init(a),
+        Command::Eval(a) => cmd::net::eval(a),
         Command::Bench(b) => cmd::bench::run(b),
     };
     if let Err(e) = result {

@@ -48,15 +48,14 @@ pub struct SearchArgs {
     /// Leaf evaluation without a network.
     #[arg(long, value_enum, default_value_t = EvalKind::Material)]
     eval: EvalKind,
-    /// Network to evaluate leaves with.
+    /// Network checkpoint to evaluate leaves with (instead of --eval).
     #[arg(long)]
     model: Option<PathBuf>,
+    #[command(flatten)]
+    net: crate::cmd::net::NetRunArgs,
 }
 
 pub fn search(a: SearchArgs) -> Result<()> {
-    if let Some(path) = &a.model {
-        bail!("--model {}: network evaluation is not built into this binary yet", path.display());
-    }
     if a.sims == 0 || a.sims > MAX_SIMS {
         bail!("--sims {} is out of range (1..={MAX_SIMS})", a.sims);
     }
@@ -85,7 +84,16 @@ pub fn search(a: SearchArgs) -> Result<()> {
     };
     let t = Instant::now();
     let mut s = Search::new(state, config, a.seed);
-    let Some(r) = s.run(a.sims, eval) else { bail!("the root is terminal; there is no move to search") };
+    let found = match &a.model {
+        Some(path) => {
+            let device = a.net.device()?;
+            let (mut net, _) = vzero_model::NetEvaluator::load(path, pos.variant(), device)?;
+            s.start_with(a.sims, true);
+            net.run_search(&mut s, a.net.batch)?
+        }
+        None => s.run(a.sims, eval),
+    };
+    let Some(r) = found else { bail!("the root is terminal; there is no move to search") };
     let secs = t.elapsed().as_secs_f64();
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
 
@@ -95,7 +103,10 @@ pub fn search(a: SearchArgs) -> Result<()> {
         pos.variant().name(),
         if a.gumbel { "gumbel" } else { "puct" },
         r.simulations,
-        a.eval.to_possible_value().map_or(String::new(), |v| v.get_name().to_string()),
+        match &a.model {
+            Some(p) => p.display().to_string(),
+            None => a.eval.to_possible_value().map_or(String::new(), |v| v.get_name().to_string()),
+        },
         a.seed
     )?;
     writeln!(out, "fen {}", pos.fen())?;
