@@ -42,5 +42,5 @@ fn bad_input_is_a_one_line_error() {
         assert!(!err.contains("panicked"));
     }
     let (_, _, err) = vzero(&["search", "--sims", "10", "--model", "net.pt"]);
-    assert!(err.contains("network evaluation is not built into this binary yet"));
+    assert!(err.contains("net.pt") && err.contains("No such file"), "{err}");
 }
