@@ -212,7 +212,7 @@ pub fn fmt_elo(x: f64) -> String {
     if x.is_infinite() {
         if x > 0.0 { "+inf".into() } else { "-inf".into() }
     } else {
-        format!("{x:+.1}")
+        format!("{:+.1}", x + 0.0)
     }
 }
 

@@ -24,6 +24,12 @@ enum Command {
     Variants,
     /// Search one position; prints the root's moves, then `bestmove <uci>` on the last line.
     Search(cmd::search::SearchArgs),
+    /// Play a match between two players; prints W/D/L, score, Elo with a 95% interval (and SPRT).
+    Match(cmd::arena::MatchArgs),
+    /// Bradley-Terry ratings with 95% intervals over the games of PGN files.
+    Ratings(cmd::arena::RatingsArgs),
+    /// Run as a UCI engine on stdin/stdout (Fairy-Stockfish conventions).
+    Uci(cmd::uci::UciArgs),
     /// Benchmarks printing medians and ratios.
     #[command(subcommand)]
     Bench(cmd::bench::BenchCommand),
@@ -38,6 +44,9 @@ fn main() {
         Command::Variants => cmd::rules::variants(),
         Command::Search(a) => cmd::search::search(a),
         Command::Bench(b) => cmd::bench::run(b),
+        Command::Match(a) => cmd::arena::match_(a),
+        Command::Ratings(a) => cmd::arena::ratings(a),
+        Command::Uci(a) => cmd::uci::uci(a),
     };
     if let Err(e) = result {
         // A closed pipe (`vzero moves | head`) is the reader's choice, not an error.

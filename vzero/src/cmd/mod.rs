@@ -1,5 +1,7 @@
 //! One module per subcommand family.
 
+pub mod arena;
 pub mod bench;
 pub mod rules;
 pub mod search;
+pub mod uci;
