@@ -116,8 +116,8 @@ impl Progress {
 }
 
 /// The principal variation: most visited child from the root down, at most `max` moves.
-pub fn principal_variation(search: &Search<VariantGame>, max: usize) -> Vec<Move> {
-    let mut pv = Vec::new();
+pub fn principal_variation(search: &Search<VariantGame>, max: usize, first: Option<Move>) -> Vec<Move> {
+    let mut pv: Vec<Move> = first.into_iter().collect();
     while pv.len() < max {
         let Some(st) = search.node_stats(&pv) else { break };
         let Some(best) = st.children.iter().filter(|c| c.visits > 0).max_by_key(|c| c.visits) else { break };
@@ -126,10 +126,10 @@ pub fn principal_variation(search: &Search<VariantGame>, max: usize) -> Vec<Move
     pv
 }
 
-fn progress(search: &Search<VariantGame>, sims: u64, t0: Instant) -> Progress {
+fn progress(search: &Search<VariantGame>, sims: u64, t0: Instant, first: Option<Move>) -> Progress {
     let root = search.node_stats(&[]);
     let (value, draw) = root.map_or((0.0, 0.0), |r| (r.value.unwrap_or(0.0), r.draw.unwrap_or(0.0)));
-    Progress { sims, elapsed: t0.elapsed(), value, draw, pv: principal_variation(search, 32) }
+    Progress { sims, elapsed: t0.elapsed(), value, draw, pv: principal_variation(search, 32, first) }
 }
 
 /// Runs one search from `state` and returns its result (`None` if the position is terminal).
@@ -190,7 +190,7 @@ pub fn search_move(
                 if let Some(every) = report_every {
                     if last_report.elapsed() >= every {
                         last_report = Instant::now();
-                        report(&progress(&search, search.simulations() as u64, t0));
+                        report(&progress(&search, search.simulations() as u64, t0, None));
                     }
                 }
             }
@@ -198,7 +198,7 @@ pub fn search_move(
     }
     let sims = search.simulations() as u64;
     let Some(result) = search.finish() else { return Ok(None) };
-    let p = progress(&search, sims, t0);
+    let p = progress(&search, sims, t0, Some(result.chosen));
     report(&p);
     Ok(Some((result, p)))
 }
