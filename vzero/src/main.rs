@@ -28,6 +28,12 @@ enum Command {
     Init(cmd::net::InitArgs),
     /// Print a network's policy (top moves) and W/D/L for a position.
     Eval(cmd::net::EvalArgs),
+    /// Play a match between two players; prints W/D/L, score, Elo with a 95% interval (and SPRT).
+    Match(cmd::arena::MatchArgs),
+    /// Bradley-Terry ratings with 95% intervals over the games of PGN files.
+    Ratings(cmd::arena::RatingsArgs),
+    /// Run as a UCI engine on stdin/stdout (Fairy-Stockfish conventions).
+    Uci(cmd::uci::UciArgs),
     /// Benchmarks printing medians and ratios.
     #[command(subcommand)]
     Bench(cmd::bench::BenchCommand),
@@ -44,6 +50,9 @@ fn main() {
         Command::Init(a) => cmd::net::init(a),
         Command::Eval(a) => cmd::net::eval(a),
         Command::Bench(b) => cmd::bench::run(b),
+        Command::Match(a) => cmd::arena::match_(a),
+        Command::Ratings(a) => cmd::arena::ratings(a),
+        Command::Uci(a) => cmd::uci::uci(a),
     };
     if let Err(e) = result {
         // A closed pipe (`vzero moves | head`) is the reader's choice, not an error.

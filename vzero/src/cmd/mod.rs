@@ -1,6 +1,8 @@
 //! One module per subcommand family.
 
+pub mod arena;
 pub mod bench;
 pub mod net;
 pub mod rules;
 pub mod search;
+pub mod uci;

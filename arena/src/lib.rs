@@ -1,0 +1,21 @@
+//! vzero's arena: players (random, greedy, alpha-beta, MCTS with material or a network, external
+//! UCI engines), matches with colour-swapped pairs, Elo with 95% intervals and SPRT, PGN files in
+//! the form pychess and Fairy-Stockfish use for variants, and Bradley–Terry ratings.
+//!
+//! See `arena/README.md` for the player spec grammar and the statistics used.
+
+pub mod elo;
+pub mod engine;
+pub mod matches;
+pub mod pgn;
+pub mod player;
+pub mod ratings;
+pub mod uci_engine;
+
+pub use elo::{elo_from_score, score_from_elo, EloEstimate, MatchStats, SprtConfig, SprtDecision};
+pub use engine::{search_move, value_to_cp, Evaluator, Limits, NetEvaluator, Progress};
+pub use matches::{play_game, read_book, run_match, GameOutcome, MatchConfig, MatchReport, Openings};
+pub use pgn::{parse_pgn, read_pgn_file, PgnError, PgnGame};
+pub use player::{Player, PlayerSpec};
+pub use ratings::{compute_ratings, format_table, GameRecord, Rating};
+pub use uci_engine::{UciEngine, UciEngineSpec};

@@ -1,0 +1,274 @@
+//! PGN in the form pychess and Fairy-Stockfish use for variants: seven-tag roster plus
+//! `[Variant "empire"]`, `[FEN "…"]` and `[SetUp "1"]` when the game does not start from the
+//! variant's start position, and `[Termination "…"]`. Moves are written in UCI notation
+//! (Fairy-Stockfish's: `e2e4`, `a7a8q`, `c8h3+`, `P@e4`, `0000`), which FSF reads back.
+//!
+//! The reader takes any number of games per file: tag pairs, then movetext with move numbers
+//! (`12.`, `12...`), comments (`{…}`, `; …`), NAGs (`$1`) and variations (`(…)`, skipped), ended
+//! by a result token (`1-0`, `0-1`, `1/2-1/2`, `*`). Errors name the file and line.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// One game as read from or written to PGN.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PgnGame {
+    /// Tag pairs in file order.
+    pub tags: Vec<(String, String)>,
+    /// Moves as written (UCI for files vzero writes).
+    pub moves: Vec<String>,
+    /// `1-0`, `0-1`, `1/2-1/2` or `*`.
+    pub result: String,
+}
+
+/// A PGN reading error, naming where.
+#[derive(Debug, thiserror::Error)]
+#[error("{file}:{line}: {message}")]
+pub struct PgnError {
+    pub file: String,
+    pub line: usize,
+    pub message: String,
+}
+
+impl PgnGame {
+    /// The value of tag `name`.
+    pub fn tag(&self, name: &str) -> Option<&str> {
+        self.tags.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+
+    /// Sets (or adds) tag `name`.
+    pub fn set_tag(&mut self, name: &str, value: impl Into<String>) {
+        let value = value.into();
+        match self.tags.iter_mut().find(|(k, _)| k == name) {
+            Some(t) => t.1 = value,
+            None => self.tags.push((name.to_string(), value)),
+        }
+    }
+
+    /// White's score: 1, ½, 0, or `None` for an unfinished game.
+    pub fn white_score(&self) -> Option<f64> {
+        match self.result.as_str() {
+            "1-0" => Some(1.0),
+            "0-1" => Some(0.0),
+            "1/2-1/2" => Some(0.5),
+            _ => None,
+        }
+    }
+
+    /// Replays the moves (UCI) from the `FEN` tag or the variant's start position.
+    pub fn replay(&self, variant: vzero_rules::Variant) -> anyhow::Result<vzero_rules::Game> {
+        let mut g = match self.tag("FEN") {
+            Some(f) => vzero_rules::Game::from_fen(variant, f)?,
+            None => vzero_rules::Game::startpos(variant),
+        };
+        for (i, m) in self.moves.iter().enumerate() {
+            g.play_uci(m).map_err(|e| anyhow::anyhow!("move {} ({m}): {e}", i + 1))?;
+        }
+        Ok(g)
+    }
+
+    /// The game as PGN text (tags, a blank line, movetext wrapped at 80 columns, a blank line).
+    /// `first_ply_black` numbers the moves from a position with Black to move; `fullmove` is the
+    /// number of the first move.
+    pub fn to_pgn(&self, fullmove: u32, first_ply_black: bool) -> String {
+        let mut s = String::new();
+        for (k, v) in &self.tags {
+            let v = v.replace('\\', "\\\\").replace('"', "\\\"");
+            let _ = writeln!(s, "[{k} \"{v}\"]");
+        }
+        s.push('\n');
+        let mut tokens = Vec::new();
+        let mut num = fullmove.max(1);
+        let mut black = first_ply_black;
+        for (i, m) in self.moves.iter().enumerate() {
+            if !black {
+                tokens.push(format!("{num}."));
+            } else if i == 0 {
+                tokens.push(format!("{num}..."));
+            }
+            tokens.push(m.clone());
+            if black {
+                num += 1;
+            }
+            black = !black;
+        }
+        tokens.push(self.result.clone());
+        let mut line = String::new();
+        for t in tokens {
+            if !line.is_empty() && line.len() + 1 + t.len() > 79 {
+                s.push_str(&line);
+                s.push('\n');
+                line.clear();
+            }
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(&t);
+        }
+        s.push_str(&line);
+        s.push_str("\n\n");
+        s
+    }
+}
+
+fn is_result(t: &str) -> bool {
+    matches!(t, "1-0" | "0-1" | "1/2-1/2" | "*")
+}
+
+/// Parses PGN text; `file` names the source in errors.
+pub fn parse_pgn(text: &str, file: &str) -> Result<Vec<PgnGame>, PgnError> {
+    let err = |line: usize, message: String| PgnError { file: file.to_string(), line, message };
+    let mut games = Vec::new();
+    let mut cur = PgnGame::default();
+    let mut in_moves = false;
+    let mut started = false; // anything seen for the current game
+    let mut start_line = 0;
+    let mut comment_depth = false; // inside { }
+    let mut var_depth = 0usize;
+    for (ln0, raw) in text.lines().enumerate() {
+        let ln = ln0 + 1;
+        let line = raw.trim_end_matches('\r');
+        let trimmed = line.trim();
+        if !comment_depth && var_depth == 0 && trimmed.starts_with('[') {
+            if in_moves {
+                return Err(err(ln, format!("tag pair inside movetext (missing result token for the game started on line {start_line})")));
+            }
+            let inner = trimmed
+                .strip_prefix('[')
+                .and_then(|x| x.strip_suffix(']'))
+                .ok_or_else(|| err(ln, format!("malformed tag pair '{trimmed}'")))?;
+            let (name, rest) = inner.split_once(char::is_whitespace).ok_or_else(|| err(ln, format!("malformed tag pair '{trimmed}'")))?;
+            let rest = rest.trim();
+            let value = rest
+                .strip_prefix('"')
+                .and_then(|x| x.strip_suffix('"'))
+                .ok_or_else(|| err(ln, format!("tag {name}: value must be in double quotes")))?;
+            let mut v = String::new();
+            let mut esc = false;
+            for c in value.chars() {
+                if esc {
+                    v.push(c);
+                    esc = false;
+                } else if c == '\\' {
+                    esc = true;
+                } else {
+                    v.push(c);
+                }
+            }
+            if !started {
+                start_line = ln;
+            }
+            started = true;
+            cur.tags.push((name.to_string(), v));
+            continue;
+        }
+        if trimmed.starts_with('%') {
+            continue; // escape line
+        }
+        // movetext
+        let mut chars = line.char_indices().peekable();
+        let mut token = String::new();
+        let flush = |token: &mut String, cur: &mut PgnGame, games: &mut Vec<PgnGame>, started: &mut bool, in_moves: &mut bool| -> Result<(), PgnError> {
+            if token.is_empty() {
+                return Ok(());
+            }
+            let t = std::mem::take(token);
+            if is_result(&t) {
+                cur.result = t;
+                if let Some(tr) = cur.tag("Result") {
+                    if tr != cur.result && tr != "*" {
+                        return Err(err(ln, format!("result token {} differs from the Result tag {tr}", cur.result)));
+                    }
+                }
+                games.push(std::mem::take(cur));
+                *started = false;
+                *in_moves = false;
+                return Ok(());
+            }
+            if t.starts_with('$') {
+                return Ok(());
+            }
+            // move number: digits followed by dots, possibly glued to the move (1.e2e4)
+            let body: &str = match t.find('.') {
+                Some(i) if i > 0 && t[..i].bytes().all(|b| b.is_ascii_digit()) => t[i..].trim_start_matches('.'),
+                _ if t.bytes().all(|b| b.is_ascii_digit()) => "",
+                _ => &t,
+            };
+            let mv = body.trim_end_matches(['!', '?']);
+            if mv.is_empty() {
+                return Ok(());
+            }
+            *started = true;
+            *in_moves = true;
+            cur.moves.push(mv.to_string());
+            Ok(())
+        };
+        while let Some((_, c)) = chars.next() {
+            if comment_depth {
+                if c == '}' {
+                    comment_depth = false;
+                }
+                continue;
+            }
+            match c {
+                '{' => {
+                    flush(&mut token, &mut cur, &mut games, &mut started, &mut in_moves)?;
+                    comment_depth = true;
+                }
+                ';' => {
+                    flush(&mut token, &mut cur, &mut games, &mut started, &mut in_moves)?;
+                    break;
+                }
+                '(' => {
+                    flush(&mut token, &mut cur, &mut games, &mut started, &mut in_moves)?;
+                    var_depth += 1;
+                }
+                ')' => {
+                    if var_depth == 0 {
+                        return Err(err(ln, "')' without '('".into()));
+                    }
+                    token.clear();
+                    var_depth -= 1;
+                }
+                c if c.is_whitespace() => {
+                    if var_depth > 0 {
+                        token.clear();
+                    } else {
+                        if !started && !token.is_empty() {
+                            start_line = ln;
+                        }
+                        flush(&mut token, &mut cur, &mut games, &mut started, &mut in_moves)?;
+                    }
+                }
+                c => {
+                    if var_depth == 0 {
+                        token.push(c);
+                    }
+                }
+            }
+        }
+        if var_depth == 0 {
+            if !started && !token.is_empty() {
+                start_line = ln;
+            }
+            flush(&mut token, &mut cur, &mut games, &mut started, &mut in_moves)?;
+        }
+    }
+    let last = text.lines().count();
+    if comment_depth {
+        return Err(err(last, "unterminated '{' comment".into()));
+    }
+    if var_depth > 0 {
+        return Err(err(last, "unterminated '(' variation".into()));
+    }
+    if started {
+        return Err(err(last, format!("game starting on line {start_line} has no result token (1-0, 0-1, 1/2-1/2 or *)")));
+    }
+    Ok(games)
+}
+
+/// Reads every game of a PGN file.
+pub fn read_pgn_file(path: &Path) -> anyhow::Result<Vec<PgnGame>> {
+    let text = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    Ok(parse_pgn(&text, &path.display().to_string())?)
+}

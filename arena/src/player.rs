@@ -1,0 +1,356 @@
+//! Players: anything that picks a move for a [`vzero_rules::Game`], and the spec strings that
+//! name them.
+//!
+//! ## Player spec grammar
+//!
+//! ```text
+//! spec      := random | greedy | alphabeta[:DEPTH] | mcts[:SIMS] | net:PATH[:SIMS] | net:PATH:gumbel[:SIMS]
+//!            | uci:CMD{:OPTION}
+//! OPTION    := nodes=N | movetime=MS | opt=NAME=VALUE | variantpath=PATH | name=LABEL | timeout=MS
+//! ```
+//!
+//! * `random` — uniformly random legal move (seeded).
+//! * `greedy` — one ply: a move that wins at once (mate, campmate, ...) if any, else the best
+//!   material balance after the move (`PieceInfo.value`), ties broken at random.
+//! * `alphabeta:D` — fixed-depth (default 3) negamax with alpha-beta on material, captures and
+//!   promotions searched first (MVV-LVA), mates scored by distance; random among equal moves.
+//! * `mcts:N` — PUCT MCTS, N simulations (default 800) per move, uniform priors, material value.
+//! * `net:PATH:N` — checkpoint PATH (stem, `.json` or `.safetensors`) evaluating leaves of a PUCT
+//!   search of N simulations (default 800); `net:PATH:gumbel:N` uses a Gumbel root with N
+//!   simulations (default 64).
+//! * `uci:CMD` — an external UCI engine: CMD is split on whitespace into program and arguments
+//!   (e.g. `uci:fairy-stockfish` or `uci:/path/to/vzero uci`). Options, `:`-separated:
+//!   `nodes=N` (`go nodes N`, default 1000 unless `movetime` is given), `movetime=MS`
+//!   (`go movetime MS`), `opt=Name=Value` (`setoption`, repeatable), `variantpath=PATH`
+//!   (`setoption name VariantPath`), `name=LABEL` (name in results and PGN),
+//!   `timeout=MS` (extra time allowed per move before the engine forfeits, default 10000).
+//!
+//! A player's display name is the spec itself unless `name=` is given (for `net:` the file stem
+//! replaces the path).
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+use rand::rngs::StdRng;
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use vzero_mcts::{material_balance, GumbelConfig, MaterialEvaluator, RootMode, SearchConfig, VariantGame};
+use vzero_rules::{Game, Move, MoveKind, Outcome, Variant};
+
+use crate::engine::{search_move, Evaluator, Limits, NetEvaluator};
+use crate::uci_engine::{UciEngine, UciEngineSpec};
+
+/// Something that plays moves.
+pub trait Player: Send {
+    /// Name used in results and PGN tags.
+    fn name(&self) -> &str;
+    /// Called before each game.
+    fn new_game(&mut self) -> Result<()> {
+        Ok(())
+    }
+    /// A legal move for the side to move in `game` (which is not over). An error forfeits the game.
+    fn choose(&mut self, game: &Game) -> Result<Move>;
+}
+
+/// A parsed player spec; [`PlayerSpec::build`] makes as many independent players as needed (one
+/// per game thread).
+#[derive(Clone, Debug, PartialEq)]
+pub enum PlayerSpec {
+    Random,
+    Greedy,
+    AlphaBeta { depth: u32 },
+    Mcts { sims: u32 },
+    Net { path: PathBuf, sims: u32, gumbel: bool },
+    Uci(UciEngineSpec),
+}
+
+fn num<T: std::str::FromStr>(s: &str, what: &str) -> Result<T> {
+    s.parse().map_err(|_| anyhow::anyhow!("{what}: '{s}' is not a valid number"))
+}
+
+impl PlayerSpec {
+    /// Parses a spec (see the module documentation for the grammar).
+    pub fn parse(spec: &str) -> Result<PlayerSpec> {
+        let (head, rest) = spec.split_once(':').unwrap_or((spec, ""));
+        let has_rest = spec.contains(':');
+        Ok(match head {
+            "random" if !has_rest => PlayerSpec::Random,
+            "greedy" if !has_rest => PlayerSpec::Greedy,
+            "alphabeta" => {
+                let depth = if has_rest { num(rest, "alphabeta depth")? } else { 3 };
+                if !(1..=8).contains(&depth) {
+                    bail!("alphabeta depth must be 1 to 8, not {depth}");
+                }
+                PlayerSpec::AlphaBeta { depth }
+            }
+            "mcts" => {
+                let sims = if has_rest { num(rest, "mcts simulations")? } else { 800 };
+                if sims == 0 {
+                    bail!("mcts simulations must be at least 1");
+                }
+                PlayerSpec::Mcts { sims }
+            }
+            "net" => {
+                let parts: Vec<&str> = rest.split(':').collect();
+                if rest.is_empty() {
+                    bail!("net:PATH[:SIMS] or net:PATH:gumbel[:SIMS] needs a checkpoint path");
+                }
+                let path = PathBuf::from(parts[0]);
+                let (gumbel, sims) = match &parts[1..] {
+                    [] => (false, 800),
+                    ["gumbel"] => (true, 64),
+                    ["gumbel", n] => (true, num(n, "net simulations")?),
+                    [n] => (false, num(n, "net simulations")?),
+                    _ => bail!("bad net spec '{spec}': net:PATH[:SIMS] or net:PATH:gumbel[:SIMS]"),
+                };
+                if sims == 0 {
+                    bail!("net simulations must be at least 1");
+                }
+                PlayerSpec::Net { path, sims, gumbel }
+            }
+            "uci" => PlayerSpec::Uci(UciEngineSpec::parse(rest)?),
+            _ => bail!(
+                "unknown player '{spec}': expected random, greedy, alphabeta[:D], mcts[:N], net:PATH[:N], net:PATH:gumbel[:N] or uci:CMD[:options]"
+            ),
+        })
+    }
+
+    /// The display name.
+    pub fn name(&self) -> String {
+        match self {
+            PlayerSpec::Random => "random".into(),
+            PlayerSpec::Greedy => "greedy".into(),
+            PlayerSpec::AlphaBeta { depth } => format!("alphabeta:{depth}"),
+            PlayerSpec::Mcts { sims } => format!("mcts:{sims}"),
+            PlayerSpec::Net { path, sims, gumbel } => {
+                let stem = path.file_name().map_or_else(|| path.display().to_string(), |f| f.to_string_lossy().to_string());
+                let stem = stem.strip_suffix(".json").or_else(|| stem.strip_suffix(".safetensors")).unwrap_or(&stem).to_string();
+                if *gumbel {
+                    format!("net:{stem}:gumbel:{sims}")
+                } else {
+                    format!("net:{stem}:{sims}")
+                }
+            }
+            PlayerSpec::Uci(u) => u.name(),
+        }
+    }
+
+    /// A fresh player for `variant` with its own randomness from `seed`.
+    pub fn build(&self, variant: Variant, seed: u64) -> Result<Box<dyn Player>> {
+        let name = self.name();
+        let rng = StdRng::seed_from_u64(seed);
+        Ok(match self {
+            PlayerSpec::Random => Box::new(RandomPlayer { name, rng }),
+            PlayerSpec::Greedy => Box::new(GreedyPlayer { name, rng }),
+            PlayerSpec::AlphaBeta { depth } => Box::new(AlphaBetaPlayer { name, rng, depth: *depth, nodes: 0 }),
+            PlayerSpec::Mcts { sims } => Box::new(MctsPlayer {
+                name,
+                rng,
+                sims: *sims,
+                config: SearchConfig::default(),
+                eval: Evaluator::Material(MaterialEvaluator::default()),
+            }),
+            PlayerSpec::Net { path, sims, gumbel } => {
+                let (net, _) = NetEvaluator::load(path, variant, tch::Device::Cpu).with_context(|| format!("loading checkpoint {}", path.display()))?;
+                let mut config = SearchConfig::default();
+                if *gumbel {
+                    config.root_mode = RootMode::Gumbel(GumbelConfig::default());
+                }
+                Box::new(MctsPlayer { name, rng, sims: *sims, config, eval: Evaluator::Net(Box::new(net)) })
+            }
+            PlayerSpec::Uci(u) => Box::new(UciEngine::start(u, variant).with_context(|| format!("starting {}", u.name()))?),
+        })
+    }
+}
+
+/// Plays a uniformly random legal move.
+pub struct RandomPlayer {
+    name: String,
+    rng: StdRng,
+}
+
+impl Player for RandomPlayer {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn choose(&mut self, game: &Game) -> Result<Move> {
+        game.position().legal_moves().choose(&mut self.rng).copied().context("no legal move")
+    }
+}
+
+/// A score for the side that just moved in `g` (after one of its moves): terminal results
+/// dominate, then material. Positive is good for that side.
+fn score_after(g: &VariantGame, mover: usize) -> f32 {
+    use vzero_mcts::Game as _;
+    let r = g.result();
+    let stm = g.to_move();
+    let sign = if stm == mover { 1.0 } else { -1.0 };
+    if r.is_over() {
+        let v = match r.outcome {
+            Outcome::Win => 1.0,
+            Outcome::Loss => -1.0,
+            _ => 0.0,
+        };
+        return sign * v * 1e6;
+    }
+    sign * material_balance(g.position())
+}
+
+/// One ply: wins at once if it can, else maximizes material; ties at random.
+pub struct GreedyPlayer {
+    name: String,
+    rng: StdRng,
+}
+
+impl Player for GreedyPlayer {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn choose(&mut self, game: &Game) -> Result<Move> {
+        use vzero_mcts::Game as _;
+        let state = VariantGame::from_game(game);
+        let mover = state.to_move();
+        let mut best: Vec<Move> = Vec::new();
+        let mut best_score = f32::NEG_INFINITY;
+        for m in game.position().legal_moves() {
+            let mut g = state.clone();
+            g.play_move(m);
+            let s = score_after(&g, mover);
+            if s > best_score + 1e-4 {
+                best_score = s;
+                best.clear();
+                best.push(m);
+            } else if (s - best_score).abs() <= 1e-4 {
+                best.push(m);
+            }
+        }
+        best.choose(&mut self.rng).copied().context("no legal move")
+    }
+}
+
+/// Fixed-depth alpha-beta on material with MVV-LVA move ordering.
+pub struct AlphaBetaPlayer {
+    name: String,
+    rng: StdRng,
+    depth: u32,
+    /// Nodes searched by the last move (for tests and curiosity).
+    pub nodes: u64,
+}
+
+const MATE: f32 = 1e6;
+
+impl AlphaBetaPlayer {
+    /// Ordering key: captures by victim value minus a tenth of the attacker's, promotions, then the rest.
+    fn order_key(pos: &vzero_rules::Position, m: Move) -> f32 {
+        let pieces = pos.variant().pieces();
+        let mut k = 0.0;
+        if m.kind() != MoveKind::Drop && m.kind() != MoveKind::Pass {
+            if let Some(victim) = pos.piece_at(vzero_rules::Square(m.to() as u8)) {
+                if victim.color != pos.side_to_move() {
+                    let attacker = pos.piece_at(vzero_rules::Square(m.from() as u8)).map_or(0.0, |p| pieces[p.kind.index()].value);
+                    k += 100.0 + pieces[victim.kind.index()].value * 10.0 - attacker;
+                }
+            }
+        }
+        if matches!(m.kind(), MoveKind::Promotion | MoveKind::PiecePromotion) {
+            k += 50.0;
+        }
+        k
+    }
+
+    /// Negamax value for the side to move in `g`.
+    fn negamax(&mut self, g: &VariantGame, depth: u32, ply: u32, mut alpha: f32, beta: f32) -> f32 {
+        use vzero_mcts::Game as _;
+        self.nodes += 1;
+        let mut moves = Vec::new();
+        if let Some(v) = g.expand(&mut moves) {
+            // terminal: v for the side to move; prefer quick wins and slow losses
+            return if v > 0.0 { MATE - ply as f32 } else if v < 0.0 { -MATE + ply as f32 } else { 0.0 };
+        }
+        if depth == 0 {
+            return material_balance(g.position());
+        }
+        let pos = *g.position();
+        moves.sort_by_cached_key(|&m| std::cmp::Reverse((Self::order_key(&pos, m) * 16.0) as i64));
+        let me = g.to_move();
+        let mut best = f32::NEG_INFINITY;
+        for m in moves {
+            let mut c = g.clone();
+            c.play_move(m);
+            // turns need not alternate (SPQR Dictator): negate only when the side changes
+            let v = if c.to_move() == me {
+                self.negamax(&c, depth - 1, ply + 1, alpha, beta)
+            } else {
+                -self.negamax(&c, depth - 1, ply + 1, -beta, -alpha)
+            };
+            if v > best {
+                best = v;
+            }
+            if v > alpha {
+                alpha = v;
+            }
+            if alpha >= beta {
+                break;
+            }
+        }
+        best
+    }
+}
+
+impl Player for AlphaBetaPlayer {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn choose(&mut self, game: &Game) -> Result<Move> {
+        use vzero_mcts::Game as _;
+        self.nodes = 0;
+        let state = VariantGame::from_game(game);
+        let me = state.to_move();
+        let pos = *game.position();
+        let mut moves = pos.legal_moves();
+        moves.shuffle(&mut self.rng);
+        moves.sort_by_cached_key(|&m| std::cmp::Reverse((Self::order_key(&pos, m) * 16.0) as i64));
+        let mut best = Vec::new();
+        let mut best_v = f32::NEG_INFINITY;
+        for m in moves {
+            let mut c = state.clone();
+            c.play_move(m);
+            // full window below the best so far minus a hair, so equal moves are kept for ties
+            let alpha = best_v - 1e-3;
+            let v = if c.to_move() == me {
+                self.negamax(&c, self.depth - 1, 1, alpha, f32::INFINITY)
+            } else {
+                -self.negamax(&c, self.depth - 1, 1, f32::NEG_INFINITY, -alpha)
+            };
+            if v > best_v + 1e-3 {
+                best_v = v;
+                best.clear();
+                best.push(m);
+            } else if (v - best_v).abs() <= 1e-3 {
+                best.push(m);
+            }
+        }
+        best.choose(&mut self.rng).copied().context("no legal move")
+    }
+}
+
+/// MCTS with an evaluator (material or network), a fresh tree per move.
+pub struct MctsPlayer {
+    name: String,
+    rng: StdRng,
+    sims: u32,
+    config: SearchConfig,
+    eval: Evaluator,
+}
+
+impl Player for MctsPlayer {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn choose(&mut self, game: &Game) -> Result<Move> {
+        let limits = Limits { sims: Some(self.sims as u64), time: None };
+        let seed = self.rng.gen();
+        let r = search_move(VariantGame::from_game(game), self.config.clone(), seed, &mut self.eval, limits, None, None, &mut |_| {})?;
+        Ok(r.context("search from a finished game")?.0.chosen)
+    }
+}

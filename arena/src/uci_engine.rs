@@ -1,0 +1,234 @@
+//! An external UCI engine as a [`Player`] (Fairy-Stockfish conventions: `UCI_Variant`,
+//! `VariantPath`, moves in FSF's UCI notation). The engine is a child process; a reader thread
+//! forwards its output lines, so every wait has a timeout. A crash, a timeout, `bestmove (none)`
+//! or an illegal move is an error, which forfeits the game; the process is killed when the
+//! player is dropped.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail, Context, Result};
+use vzero_rules::{Game, Move, Position, Variant};
+
+use crate::player::Player;
+
+/// How an external engine is started and driven.
+#[derive(Clone, Debug, PartialEq)]
+pub struct UciEngineSpec {
+    /// Program and arguments.
+    pub command: Vec<String>,
+    /// `go nodes N`.
+    pub nodes: Option<u64>,
+    /// `go movetime MS`.
+    pub movetime: Option<u64>,
+    /// `setoption name N value V`, in order.
+    pub options: Vec<(String, String)>,
+    /// `setoption name VariantPath value P`.
+    pub variant_path: Option<String>,
+    /// Display name (default: `uci:<program file name>`).
+    pub label: Option<String>,
+    /// Extra time per move before the engine forfeits, and the limit for `uciok`/`readyok`.
+    pub timeout: Duration,
+}
+
+impl UciEngineSpec {
+    /// Parses the part after `uci:` (see [`crate::player`] for the grammar).
+    pub fn parse(s: &str) -> Result<UciEngineSpec> {
+        let mut parts = s.split(':');
+        let cmd = parts.next().unwrap_or("");
+        let command: Vec<String> = cmd.split_whitespace().map(str::to_string).collect();
+        if command.is_empty() {
+            bail!("uci:CMD needs a command");
+        }
+        let mut spec = UciEngineSpec {
+            command,
+            nodes: None,
+            movetime: None,
+            options: Vec::new(),
+            variant_path: None,
+            label: None,
+            timeout: Duration::from_secs(10),
+        };
+        for p in parts {
+            let (k, v) = p.split_once('=').ok_or_else(|| anyhow!("uci option '{p}' is not KEY=VALUE"))?;
+            match k {
+                "nodes" => spec.nodes = Some(v.parse().map_err(|_| anyhow!("uci nodes: '{v}' is not a number"))?),
+                "movetime" => spec.movetime = Some(v.parse().map_err(|_| anyhow!("uci movetime: '{v}' is not a number"))?),
+                "timeout" => spec.timeout = Duration::from_millis(v.parse().map_err(|_| anyhow!("uci timeout: '{v}' is not a number"))?),
+                "opt" => {
+                    let (n, val) = v.split_once('=').ok_or_else(|| anyhow!("uci opt=NAME=VALUE, got 'opt={v}'"))?;
+                    spec.options.push((n.to_string(), val.to_string()));
+                }
+                "variantpath" => spec.variant_path = Some(v.to_string()),
+                "name" => spec.label = Some(v.to_string()),
+                _ => bail!("unknown uci option '{k}' (nodes, movetime, opt, variantpath, name, timeout)"),
+            }
+        }
+        if spec.nodes.is_none() && spec.movetime.is_none() {
+            spec.nodes = Some(1000);
+        }
+        Ok(spec)
+    }
+
+    /// Display name.
+    pub fn name(&self) -> String {
+        if let Some(l) = &self.label {
+            return l.clone();
+        }
+        let prog = std::path::Path::new(&self.command[0]).file_name().map_or(self.command[0].clone(), |f| f.to_string_lossy().to_string());
+        let mut n = format!("uci:{prog}");
+        if let Some(x) = self.nodes {
+            n += &format!(":nodes={x}");
+        }
+        if let Some(x) = self.movetime {
+            n += &format!(":movetime={x}");
+        }
+        n
+    }
+}
+
+/// A running UCI engine.
+pub struct UciEngine {
+    spec: UciEngineSpec,
+    name: String,
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<String>,
+    variant: Variant,
+}
+
+impl UciEngine {
+    /// Starts the engine, handshakes (`uci`/`uciok`), sets the variant and options, and waits for `readyok`.
+    pub fn start(spec: &UciEngineSpec, variant: Variant) -> Result<UciEngine> {
+        let mut child = Command::new(&spec.command[0])
+            .args(&spec.command[1..])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .with_context(|| format!("cannot run '{}'", spec.command.join(" ")))?;
+        let stdin = child.stdin.take().expect("piped");
+        let stdout = child.stdout.take().expect("piped");
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut e = UciEngine { spec: spec.clone(), name: spec.name(), child, stdin, lines: rx, variant };
+        e.send("uci")?;
+        e.wait_for(|l| l == "uciok", spec.timeout)?;
+        if let Some(p) = &spec.variant_path {
+            e.send(&format!("setoption name VariantPath value {p}"))?;
+        }
+        if variant.name() != "chess" {
+            e.send(&format!("setoption name UCI_Variant value {}", variant.name()))?;
+        }
+        for (n, v) in &spec.options {
+            e.send(&format!("setoption name {n} value {v}"))?;
+        }
+        e.sync()?;
+        Ok(e)
+    }
+
+    fn send(&mut self, line: &str) -> Result<()> {
+        writeln!(self.stdin, "{line}").and_then(|_| self.stdin.flush()).map_err(|e| anyhow!("{}: engine closed its input ({e})", self.name))
+    }
+
+    /// Waits for a line satisfying `pred`, returning it.
+    fn wait_for(&mut self, pred: impl Fn(&str) -> bool, timeout: Duration) -> Result<String> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(l) => {
+                    if pred(l.trim()) {
+                        return Ok(l.trim().to_string());
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => bail!("{}: no answer within {:.1} s", self.name, timeout.as_secs_f64()),
+                Err(RecvTimeoutError::Disconnected) => {
+                    let status = self.child.try_wait().ok().flatten().map_or("exited".to_string(), |s| s.to_string());
+                    bail!("{}: engine terminated ({status})", self.name)
+                }
+            }
+        }
+    }
+
+    fn sync(&mut self) -> Result<()> {
+        self.send("isready")?;
+        let t = self.spec.timeout;
+        self.wait_for(|l| l == "readyok", t).map(|_| ())
+    }
+}
+
+/// `position …` for a game: `startpos` when it starts from the variant's start position.
+pub fn position_command(game: &Game) -> String {
+    let start: &Position = game.start();
+    let mut s = if start.fen() == Position::startpos(start.variant()).fen() {
+        "position startpos".to_string()
+    } else {
+        format!("position fen {}", start.fen())
+    };
+    if !game.moves().is_empty() {
+        s += " moves";
+        let mut p = *start;
+        for &m in game.moves() {
+            s.push(' ');
+            s += &p.uci(m);
+            p.play(m);
+        }
+    }
+    s
+}
+
+impl Player for UciEngine {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn new_game(&mut self) -> Result<()> {
+        self.send("ucinewgame")?;
+        self.sync()
+    }
+
+    fn choose(&mut self, game: &Game) -> Result<Move> {
+        debug_assert_eq!(game.position().variant().name(), self.variant.name());
+        let pos = position_command(game);
+        self.send(&pos)?;
+        let (go, limit) = match (self.spec.movetime, self.spec.nodes) {
+            (Some(t), _) => (format!("go movetime {t}"), Duration::from_millis(t) + self.spec.timeout),
+            (None, Some(n)) => (format!("go nodes {n}"), self.spec.timeout.max(Duration::from_secs(60))),
+            (None, None) => ("go nodes 1000".to_string(), self.spec.timeout.max(Duration::from_secs(60))),
+        };
+        self.send(&go)?;
+        let line = self.wait_for(|l| l.starts_with("bestmove"), limit)?;
+        let mv = line.split_whitespace().nth(1).ok_or_else(|| anyhow!("{}: empty bestmove", self.name))?;
+        if mv == "(none)" {
+            bail!("{}: bestmove (none) in a position with legal moves", self.name);
+        }
+        game.position().parse_uci(mv).map_err(|e| anyhow!("{}: illegal move '{mv}': {e}", self.name))
+    }
+}
+
+impl Drop for UciEngine {
+    fn drop(&mut self) {
+        let _ = writeln!(self.stdin, "quit");
+        let _ = self.stdin.flush();
+        // Give it a moment to exit by itself, then kill it.
+        let t = Instant::now();
+        while t.elapsed() < Duration::from_millis(300) {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

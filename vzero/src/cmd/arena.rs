@@ -1,0 +1,122 @@
+//! `vzero match` and `vzero ratings`.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::{bail, Result};
+use clap::Args;
+use vzero_arena::{
+    compute_ratings, format_table, read_book, read_pgn_file, run_match, GameRecord, MatchConfig, Openings, PlayerSpec,
+    SprtConfig,
+};
+use vzero_rules::Variant;
+
+/// Arguments of `vzero match`.
+#[derive(Args, Debug)]
+pub struct MatchArgs {
+    /// First player (spec: random, greedy, alphabeta[:D], mcts[:N], net:PATH[:N], net:PATH:gumbel[:N], uci:CMD[:opts]).
+    pub a: String,
+    /// Second player (same grammar).
+    pub b: String,
+    /// Games to play (colours swapped in pairs from the same opening).
+    #[arg(long, default_value_t = 10)]
+    pub games: u32,
+    /// Variant name, or a path to a variant definition (.toml).
+    #[arg(long, default_value = "empire")]
+    pub variant: String,
+    /// Random plies from the start position for each pair's opening (ignored with --book).
+    #[arg(long, default_value_t = 8)]
+    pub openings_plies: u32,
+    /// Opening book: one FEN (optionally `moves …`) or UCI move list per line, or a .pgn file.
+    #[arg(long)]
+    pub book: Option<PathBuf>,
+    /// Games played at once.
+    #[arg(long, default_value_t = 1)]
+    pub concurrency: usize,
+    /// Stop early by SPRT: elo0,elo1,alpha,beta (e.g. 0,10,0.05,0.05).
+    #[arg(long)]
+    pub sprt: Option<String>,
+    /// Append every game to this PGN file.
+    #[arg(long)]
+    pub pgn: Option<PathBuf>,
+    /// A game longer than this many plies (opening included) is adjudicated a draw.
+    #[arg(long, default_value_t = 500)]
+    pub max_plies: u32,
+    /// Seed of openings and players' randomness.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// No progress bar.
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
+pub fn match_(a: MatchArgs) -> Result<()> {
+    let variant = Variant::load(&a.variant)?;
+    let pa = PlayerSpec::parse(&a.a)?;
+    let pb = PlayerSpec::parse(&a.b)?;
+    let sprt = a.sprt.as_deref().map(SprtConfig::parse).transpose().map_err(anyhow::Error::msg)?;
+    if a.concurrency == 0 {
+        bail!("--concurrency must be at least 1");
+    }
+    let mut cfg = MatchConfig::new(variant);
+    cfg.games = a.games;
+    cfg.openings = match &a.book {
+        Some(p) => Openings::Book(read_book(p, variant)?),
+        None => Openings::Random { plies: a.openings_plies },
+    };
+    cfg.concurrency = a.concurrency;
+    cfg.max_plies = a.max_plies;
+    cfg.seed = a.seed;
+    cfg.sprt = sprt;
+    cfg.pgn = a.pgn.clone();
+    cfg.progress = !a.no_progress;
+    cfg.event = format!("vzero match {} vs {}", pa.name(), pb.name());
+    let report = run_match(&pa, &pb, &cfg)?;
+    let mut out = std::io::stdout().lock();
+    let forfeits: Vec<_> = report.games.iter().filter(|g| g.termination == "forfeit").collect();
+    for g in &forfeits {
+        writeln!(
+            out,
+            "game {}: forfeit: {}",
+            g.index + 1,
+            g.pgn.tag("TerminationDetails").unwrap_or("?")
+        )?;
+    }
+    write!(out, "{}", report.summary(sprt.as_ref()))?;
+    if let Some(p) = &a.pgn {
+        writeln!(out, "pgn {}", p.display())?;
+    }
+    Ok(())
+}
+
+/// Arguments of `vzero ratings`.
+#[derive(Args, Debug)]
+pub struct RatingsArgs {
+    /// PGN files (games with result `*` are skipped).
+    #[arg(required = true)]
+    pub pgn: Vec<PathBuf>,
+    /// Player fixed at Elo 0.
+    #[arg(long, default_value = "random")]
+    pub anchor: String,
+    /// Virtual draws added to every pair of players who met (keeps 100%/0% scores finite; 0 = plain maximum likelihood).
+    #[arg(long, default_value_t = 1.0)]
+    pub prior_draws: f64,
+}
+
+pub fn ratings(a: RatingsArgs) -> Result<()> {
+    let mut games = Vec::new();
+    for p in &a.pgn {
+        games.extend(read_pgn_file(p)?.iter().filter_map(GameRecord::from_pgn));
+    }
+    if games.is_empty() {
+        bail!("no finished games in {} file(s)", a.pgn.len());
+    }
+    if !(a.prior_draws >= 0.0) {
+        bail!("--prior-draws must be 0 or more");
+    }
+    let rows = compute_ratings(&games, &a.anchor, a.prior_draws).map_err(anyhow::Error::msg)?;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{} games, anchor {} = 0, 95% intervals relative to the anchor", games.len(), a.anchor)?;
+    write!(out, "{}", format_table(&rows))?;
+    Ok(())
+}

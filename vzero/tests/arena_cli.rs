@@ -1,0 +1,168 @@
+//! `vzero uci` over stdin/stdout, `vzero match` (built-in players and vzero itself as an external
+//! UCI engine) and `vzero ratings`.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{channel, Receiver};
+use std::time::Duration;
+
+use vzero_rules::{Game, Variant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_vzero");
+
+struct Session {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<String>,
+}
+
+impl Session {
+    fn start() -> Session {
+        let mut child = Command::new(BIN).arg("uci").stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().expect("run vzero uci");
+        let stdin = child.stdin.take().unwrap();
+        let out = child.stdout.take().unwrap();
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for l in BufReader::new(out).lines().map_while(Result::ok) {
+                if tx.send(l).is_err() {
+                    break;
+                }
+            }
+        });
+        Session { child, stdin, lines }
+    }
+    fn send(&mut self, s: &str) {
+        writeln!(self.stdin, "{s}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+    /// Lines up to and including the first starting with `prefix`.
+    fn until(&mut self, prefix: &str, secs: u64) -> Vec<String> {
+        let mut v = Vec::new();
+        loop {
+            let l = self.lines.recv_timeout(Duration::from_secs(secs)).unwrap_or_else(|_| panic!("no '{prefix}' within {secs} s; got {v:?}"));
+            let done = l.starts_with(prefix);
+            v.push(l);
+            if done {
+                return v;
+            }
+        }
+    }
+}
+
+fn bestmove(lines: &[String]) -> String {
+    lines.last().unwrap().split_whitespace().nth(1).unwrap().to_string()
+}
+
+#[test]
+fn scripted_uci_session() {
+    let mut s = Session::start();
+    s.send("uci");
+    let head = s.until("uciok", 10);
+    let variant_opt = head.iter().find(|l| l.starts_with("option name UCI_Variant type combo")).expect("UCI_Variant option");
+    for v in vzero_rules::variant::builtin_names() {
+        assert!(variant_opt.contains(&format!(" var {v}")), "{variant_opt}");
+    }
+    assert!(head.iter().any(|l| l.starts_with("option name ModelPath")));
+    assert!(head.iter().any(|l| l.starts_with("option name Simulations")));
+    assert!(head.iter().any(|l| l.starts_with("option name Threads")));
+    s.send("isready");
+    assert_eq!(s.until("readyok", 10), ["readyok"]);
+
+    // empire, after two moves
+    let empire = Variant::builtin("empire").unwrap();
+    let mut g = Game::startpos(empire);
+    let m1 = g.position().uci(g.position().legal_moves()[3]);
+    g.play_uci(&m1).unwrap();
+    let m2 = g.position().uci(g.position().legal_moves()[5]);
+    g.play_uci(&m2).unwrap();
+    s.send("ucinewgame");
+    s.send(&format!("position startpos moves {m1} {m2}"));
+    s.send("go nodes 200");
+    let out = s.until("bestmove", 20);
+    let info = out.iter().rev().find(|l| l.starts_with("info depth")).expect("an info line");
+    for field in [" nodes ", " nps ", " score cp ", " wdl ", " pv "] {
+        assert!(info.contains(field), "{info}");
+    }
+    let bm = bestmove(&out);
+    g.position().parse_uci(&bm).unwrap_or_else(|e| panic!("bestmove {bm}: {e}"));
+
+    // shogun from a FEN with hands, a drop and a promotion in the moves; clock times
+    s.send("setoption name UCI_Variant value shogun");
+    let fen = "4k3/P7/8/3N4/8/8/8/+N3K3[Pp] w - - 0 1";
+    s.send(&format!("position fen {fen} moves a7a8+ e8d7 P@e4"));
+    s.send("go wtime 2000 btime 2000 winc 10 binc 10");
+    let bm = bestmove(&s.until("bestmove", 20));
+    let mut g = Game::from_fen(Variant::builtin("shogun").unwrap(), fen).unwrap();
+    for m in ["a7a8+", "e8d7", "P@e4"] {
+        g.play_uci(m).unwrap();
+    }
+    g.position().parse_uci(&bm).unwrap_or_else(|e| panic!("bestmove {bm}: {e}"));
+
+    // go infinite: no bestmove until stop, then one promptly
+    s.send("go infinite");
+    std::thread::sleep(Duration::from_millis(400));
+    s.send("isready");
+    let lines = s.until("readyok", 10);
+    assert!(!lines.iter().any(|l| l.starts_with("bestmove")), "{lines:?}");
+    s.send("stop");
+    let bm = bestmove(&s.until("bestmove", 10));
+    g.position().parse_uci(&bm).unwrap();
+    s.send("quit");
+    let status = s.child.wait().unwrap();
+    assert!(status.success());
+}
+
+fn vzero(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(BIN).args(args).output().expect("run vzero");
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+}
+
+#[test]
+fn match_and_ratings() {
+    let dir = std::env::temp_dir().join(format!("vzero-arena-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pgn = dir.join("games.pgn");
+    let _ = std::fs::remove_file(&pgn);
+    let p = pgn.to_str().unwrap();
+    let (rc, out, err) = vzero(&["match", "greedy", "random", "--games", "6", "--variant", "empire", "--concurrency", "2", "--pgn", p, "--no-progress"]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(out.contains("W/D/L") && out.contains("elo "), "{out}");
+    let w: u32 = out.split("W/D/L ").nth(1).unwrap().split('/').next().unwrap().parse().unwrap();
+    assert!(w >= 5, "{out}");
+
+    // vzero itself as an external UCI engine against itself, small budgets
+    let engine = format!("uci:{BIN} uci:nodes=30");
+    let pgn2 = dir.join("self.pgn");
+    let p2 = pgn2.to_str().unwrap();
+    let (rc, out, err) = vzero(&["match", &engine, &engine, "--games", "2", "--variant", "shogun", "--max-plies", "30", "--pgn", p2, "--no-progress", "--sprt", "0,10,0.05,0.05"]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(!out.contains("forfeit"), "{out}");
+    assert!(out.contains("2 games") && out.contains("sprt elo0 0"), "{out}");
+
+    let text = std::fs::read_to_string(&pgn).unwrap() + &std::fs::read_to_string(&pgn2).unwrap();
+    let games = vzero_arena::parse_pgn(&text, p).unwrap();
+    assert_eq!(games.len(), 8);
+    assert!(games[6..].iter().all(|g| g.tag("Variant") == Some("shogun") && g.tag("White").unwrap().starts_with("uci:vzero")));
+    for g in &games {
+        let v = Variant::builtin(g.tag("Variant").unwrap()).unwrap();
+        g.replay(v).unwrap();
+    }
+
+    let (rc, out, err) = vzero(&["ratings", p]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(out.contains("greedy") && out.contains("random"), "{out}");
+    // the self-play games are not connected to random: rate them on their own
+    let (rc, _, err) = vzero(&["ratings", p, p2]);
+    assert_eq!(rc, 1);
+    assert!(err.contains("not connected"), "{err}");
+    let (rc, out, err) = vzero(&["ratings", p2, "--anchor", "uci:vzero:nodes=30"]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(out.contains("uci:vzero:nodes=30#2"), "{out}");
+    let (rc, _, err) = vzero(&["ratings", p, "--anchor", "nobody"]);
+    assert_eq!(rc, 1);
+    assert!(err.contains("anchor"), "{err}");
+    let (rc, _, err) = vzero(&["match", "bogus", "random"]);
+    assert_eq!(rc, 1);
+    assert!(err.contains("unknown player"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
