@@ -1,6 +1,7 @@
 //! `vzero`: the command line of the vzero training pipeline.
 
 mod cmd;
+mod config;
 
 use clap::{Parser, Subcommand};
 
@@ -34,6 +35,12 @@ enum Command {
     Ratings(cmd::arena::RatingsArgs),
     /// Run as a UCI engine on stdin/stdout (Fairy-Stockfish conventions).
     Uci(cmd::uci::UciArgs),
+    /// Self-play and training together on one machine (resumes a run directory).
+    Train(cmd::train::RunArgs),
+    /// Self-play alone, writing games into a (possibly shared) run directory.
+    Selfplay(cmd::train::RunArgs),
+    /// Training alone, on the games that self-play processes write into the run directory.
+    Learn(cmd::train::RunArgs),
     /// Benchmarks printing medians and ratios.
     #[command(subcommand)]
     Bench(cmd::bench::BenchCommand),
@@ -50,6 +57,9 @@ fn main() {
         Command::Init(a) => cmd::net::init(a),
         Command::Eval(a) => cmd::net::eval(a),
         Command::Bench(b) => cmd::bench::run(b),
+        Command::Train(a) => cmd::train::train(a),
+        Command::Selfplay(a) => cmd::train::selfplay(a),
+        Command::Learn(a) => cmd::train::learn(a),
         Command::Match(a) => cmd::arena::match_(a),
         Command::Ratings(a) => cmd::arena::ratings(a),
         Command::Uci(a) => cmd::uci::uci(a),

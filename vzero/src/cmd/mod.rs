@@ -3,6 +3,7 @@
 pub mod arena;
 pub mod bench;
 pub mod net;
+pub mod train;
 pub mod rules;
 pub mod search;
 pub mod uci;

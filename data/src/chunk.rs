@@ -1,0 +1,363 @@
+//! Chunk files: writing (atomic) and reading, with validation.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use hdf5::types::VarLenUnicode;
+use hdf5::{File, H5Type};
+
+use crate::error::{io_err, DataError, Result};
+use crate::{ChunkMeta, GameRecord, Row, RowBlock, SCHEMA_VERSION};
+
+/// Rows per HDF5 chunk of the `planes` dataset (compression unit).
+const PLANE_CHUNK_ROWS: usize = 64;
+/// Elements per HDF5 chunk of the 1-D datasets.
+const FLAT_CHUNK: usize = 16 * 1024;
+const GZIP_LEVEL: u8 = 4;
+
+static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// Temporary file name used while writing `path`: `.<name>.<host>.<pid>-<n>.tmp` in the same
+/// directory (never ends in `.h5`, so readers never list it).
+pub(crate) fn tmp_path_for(path: &Path) -> PathBuf {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let n = TMP_COUNTER.fetch_add(1, Ordering::Relaxed);
+    dir.join(format!(".{name}.{}.{}-{n}.tmp", crate::rundir::hostname(), std::process::id()))
+}
+
+fn h5err(path: &Path) -> impl Fn(hdf5::Error) -> DataError + '_ {
+    move |e| DataError::Corrupt { path: path.to_path_buf(), msg: e.to_string() }
+}
+
+/// Writes `rows` and `games` as one chunk file at `path`, atomically: the data goes to a
+/// temporary file in the same directory, which is fsynced and renamed to `path` (then the
+/// directory is fsynced). A reader never sees a partial `path`. Rows are validated first
+/// (plane length, policy indices below `meta.policy_size`, finite values).
+pub fn write_chunk(path: &Path, meta: &ChunkMeta, rows: &[Row], games: &[GameRecord]) -> Result<()> {
+    let plane_len = meta.plane_len();
+    let invalid = |msg: String| DataError::Invalid { path: path.to_path_buf(), msg };
+    if plane_len == 0 {
+        return Err(invalid(format!("planes shape {:?} is empty", meta.planes)));
+    }
+    for (i, r) in rows.iter().enumerate() {
+        if r.planes.len() != plane_len {
+            return Err(invalid(format!("row {i}: {} plane values, expected {plane_len} ({:?})", r.planes.len(), meta.planes)));
+        }
+        if let Some(&(m, _)) = r.policy.iter().find(|&&(m, _)| m as usize >= meta.policy_size) {
+            return Err(invalid(format!("row {i}: policy index {m} >= policy_size {}", meta.policy_size)));
+        }
+        if r.policy.iter().any(|&(_, p)| !p.is_finite())
+            || !r.wdl.iter().all(|x| x.is_finite())
+            || !(r.search_value.is_finite() && r.moves_left.is_finite() && r.weight.is_finite() && r.policy_weight.is_finite())
+        {
+            return Err(invalid(format!("row {i}: non-finite value")));
+        }
+    }
+    let block = RowBlock::from_rows(plane_len, rows);
+    write_block(path, meta, &block, games)
+}
+
+/// [`write_chunk`] from column form (no per-row validation beyond shapes).
+pub fn write_block(path: &Path, meta: &ChunkMeta, block: &RowBlock, games: &[GameRecord]) -> Result<()> {
+    let tmp = tmp_path_for(path);
+    let res = (|| -> Result<()> {
+        write_h5(&tmp, meta, block, games)?;
+        let f = fs::File::open(&tmp).map_err(io_err(&tmp))?;
+        f.sync_all().map_err(io_err(&tmp))?;
+        drop(f);
+        fs::rename(&tmp, path).map_err(io_err(path))?;
+        if let Some(dir) = path.parent() {
+            let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
+            if let Ok(d) = fs::File::open(dir) {
+                let _ = d.sync_all();
+            }
+        }
+        Ok(())
+    })();
+    if res.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    res
+}
+
+fn write_h5(tmp: &Path, meta: &ChunkMeta, b: &RowBlock, games: &[GameRecord]) -> Result<()> {
+    let e = |err: hdf5::Error| DataError::Invalid { path: tmp.to_path_buf(), msg: format!("hdf5: {err}") };
+    let n = b.len();
+    let [c, h, w] = meta.planes;
+    let file = File::create(tmp).map_err(e)?;
+    // planes: [N, C, H, W], chunked by rows, shuffle + gzip
+    {
+        let mut builder = file.new_dataset::<f32>();
+        if n > 0 {
+            builder = builder.chunk([PLANE_CHUNK_ROWS.min(n), c, h, w]).shuffle().deflate(GZIP_LEVEL);
+        }
+        let ds = builder.shape([n, c, h, w]).create("planes").map_err(e)?;
+        if n > 0 {
+            ds.write_raw(&b.planes).map_err(e)?;
+        }
+    }
+    write_1d(&file, "policy_offsets", &b.policy_offsets).map_err(e)?;
+    write_1d(&file, "policy_index", &b.policy_index).map_err(e)?;
+    write_1d(&file, "policy_prob", &b.policy_prob).map_err(e)?;
+    {
+        let mut builder = file.new_dataset::<f32>();
+        if n > 0 {
+            builder = builder.chunk([FLAT_CHUNK.min(n), 3]).shuffle().deflate(GZIP_LEVEL);
+        }
+        let ds = builder.shape([n, 3]).create("wdl").map_err(e)?;
+        if n > 0 {
+            let flat: Vec<f32> = b.wdl.iter().flatten().copied().collect();
+            ds.write_raw(&flat).map_err(e)?;
+        }
+    }
+    write_1d(&file, "search_value", &b.search_value).map_err(e)?;
+    write_1d(&file, "moves_left", &b.moves_left).map_err(e)?;
+    write_1d(&file, "weight", &b.weight).map_err(e)?;
+    write_1d(&file, "policy_weight", &b.policy_weight).map_err(e)?;
+    write_1d(&file, "ply", &b.ply).map_err(e)?;
+    let mut json = Vec::with_capacity(games.len());
+    for g in games {
+        let s = serde_json::to_string(g).map_err(|err| DataError::Invalid { path: tmp.to_path_buf(), msg: err.to_string() })?;
+        json.push(VarLenUnicode::from_str(&s).map_err(|err| DataError::Invalid { path: tmp.to_path_buf(), msg: format!("game record: {err}") })?);
+    }
+    write_1d(&file, "games", &json).map_err(e)?;
+    attr_u64(&file, "schema_version", SCHEMA_VERSION as u64).map_err(e)?;
+    attr_str(&file, "variant", &meta.variant).map_err(e)?;
+    attr_u64(&file, "encoding_version", meta.encoding_version as u64).map_err(e)?;
+    attr_u64(&file, "policy_size", meta.policy_size as u64).map_err(e)?;
+    attr_str(&file, "network", &meta.network).map_err(e)?;
+    attr_str(&file, "worker", &meta.worker).map_err(e)?;
+    attr_u64(&file, "created_unix", meta.created_unix).map_err(e)?;
+    file.close().map_err(e)?;
+    Ok(())
+}
+
+fn write_1d<T: H5Type>(file: &File, name: &str, data: &[T]) -> hdf5::Result<()> {
+    let n = data.len();
+    let mut builder = file.new_dataset::<T>();
+    if n > 0 {
+        builder = builder.chunk([FLAT_CHUNK.min(n)]).deflate(GZIP_LEVEL);
+    }
+    let ds = builder.shape([n]).create(name)?;
+    if n > 0 {
+        ds.write_raw(data)?;
+    }
+    Ok(())
+}
+
+fn attr_u64(file: &File, name: &str, v: u64) -> hdf5::Result<()> {
+    file.new_attr::<u64>().shape(()).create(name)?.write_scalar(&v)
+}
+
+fn attr_str(file: &File, name: &str, v: &str) -> hdf5::Result<()> {
+    let s = VarLenUnicode::from_str(v).map_err(|e| hdf5::Error::from(e.to_string().as_str()))?;
+    file.new_attr::<VarLenUnicode>().shape(()).create(name)?.write_scalar(&s)
+}
+
+/// What a reader requires of a chunk (checked by [`Chunk::check`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChunkExpect {
+    pub variant: String,
+    pub encoding_version: u32,
+    /// Required [C, H, W] (None = any).
+    pub planes: Option<[usize; 3]>,
+    /// Required policy size (None = any).
+    pub policy_size: Option<usize>,
+}
+
+/// An open chunk file: metadata and sizes are read and validated by [`Chunk::open`]; rows and
+/// games are read on demand.
+#[derive(Debug)]
+pub struct Chunk {
+    pub path: PathBuf,
+    pub meta: ChunkMeta,
+    /// Number of rows (N).
+    pub rows: usize,
+    /// Number of game records.
+    pub games: usize,
+    /// Number of (index, probability) policy entries in the file (M).
+    pub policy_entries: usize,
+    file: File,
+}
+
+impl Chunk {
+    /// Opens a chunk and checks the schema version and that all datasets exist with consistent
+    /// shapes. A truncated or corrupt file gives [`DataError::Corrupt`] naming the file.
+    pub fn open(path: &Path) -> Result<Chunk> {
+        if !path.is_file() {
+            return Err(DataError::Io { path: path.to_path_buf(), source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such chunk file") });
+        }
+        let err = h5err(path);
+        let corrupt = |msg: String| DataError::Corrupt { path: path.to_path_buf(), msg };
+        let file = File::open(path).map_err(&err)?;
+        let version = read_attr_u64(&file, "schema_version").map_err(&err)?;
+        if version != SCHEMA_VERSION as u64 {
+            return Err(DataError::Mismatch {
+                path: path.to_path_buf(),
+                what: "schema version",
+                found: version.to_string(),
+                expected: SCHEMA_VERSION.to_string(),
+            });
+        }
+        let planes = file.dataset("planes").map_err(&err)?;
+        let shape = planes.shape();
+        if shape.len() != 4 {
+            return Err(corrupt(format!("planes has shape {shape:?}, expected [N, C, H, W]")));
+        }
+        let n = shape[0];
+        let meta = ChunkMeta {
+            variant: read_attr_str(&file, "variant").map_err(&err)?,
+            encoding_version: read_attr_u64(&file, "encoding_version").map_err(&err)? as u32,
+            planes: [shape[1], shape[2], shape[3]],
+            policy_size: read_attr_u64(&file, "policy_size").map_err(&err)? as usize,
+            network: read_attr_str(&file, "network").map_err(&err)?,
+            worker: read_attr_str(&file, "worker").map_err(&err)?,
+            created_unix: read_attr_u64(&file, "created_unix").map_err(&err)?,
+        };
+        let len_of = |name: &str| -> Result<Vec<usize>> { Ok(file.dataset(name).map_err(&err)?.shape()) };
+        for name in ["search_value", "moves_left", "weight", "policy_weight", "ply"] {
+            let s = len_of(name)?;
+            if s != [n] {
+                return Err(corrupt(format!("{name} has shape {s:?}, expected [{n}]")));
+            }
+        }
+        let s = len_of("wdl")?;
+        if s != [n, 3] {
+            return Err(corrupt(format!("wdl has shape {s:?}, expected [{n}, 3]")));
+        }
+        let s = len_of("policy_offsets")?;
+        if s != [n + 1] {
+            return Err(corrupt(format!("policy_offsets has shape {s:?}, expected [{}]", n + 1)));
+        }
+        let m = len_of("policy_index")?;
+        let mp = len_of("policy_prob")?;
+        if m.len() != 1 || m != mp {
+            return Err(corrupt(format!("policy_index {m:?} and policy_prob {mp:?} differ")));
+        }
+        let g = len_of("games")?;
+        if g.len() != 1 {
+            return Err(corrupt(format!("games has shape {g:?}")));
+        }
+        Ok(Chunk { path: path.to_path_buf(), meta, rows: n, games: g[0], policy_entries: m[0], file })
+    }
+
+    /// Opens and checks against `expect` in one go.
+    pub fn open_expect(path: &Path, expect: &ChunkExpect) -> Result<Chunk> {
+        let c = Chunk::open(path)?;
+        c.check(expect)?;
+        Ok(c)
+    }
+
+    /// Variant, encoding version and (optionally) plane shape and policy size must match.
+    pub fn check(&self, expect: &ChunkExpect) -> Result<()> {
+        let mismatch = |what, found: String, expected: String| DataError::Mismatch { path: self.path.clone(), what, found, expected };
+        if self.meta.variant != expect.variant {
+            return Err(mismatch("variant", format!("'{}'", self.meta.variant), format!("'{}'", expect.variant)));
+        }
+        if self.meta.encoding_version != expect.encoding_version {
+            return Err(mismatch("encoding version", self.meta.encoding_version.to_string(), expect.encoding_version.to_string()));
+        }
+        if let Some(p) = expect.planes {
+            if p != self.meta.planes {
+                return Err(mismatch("planes shape", format!("{:?}", self.meta.planes), format!("{p:?}")));
+            }
+        }
+        if let Some(p) = expect.policy_size {
+            if p != self.meta.policy_size {
+                return Err(mismatch("policy size", self.meta.policy_size.to_string(), p.to_string()));
+            }
+        }
+        Ok(())
+    }
+
+    /// All rows in column form (one read per dataset; what the replay window caches).
+    pub fn read_block(&self) -> Result<RowBlock> {
+        let err = h5err(&self.path);
+        let n = self.rows;
+        let plane_len = self.meta.plane_len();
+        let mut b = RowBlock::new(plane_len);
+        b.planes = self.read_vec("planes")?;
+        b.policy_offsets = self.read_vec("policy_offsets")?;
+        b.policy_index = self.read_vec("policy_index")?;
+        b.policy_prob = self.read_vec("policy_prob")?;
+        let wdl: Vec<f32> = self.read_vec("wdl")?;
+        b.wdl = wdl.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect();
+        b.search_value = self.read_vec("search_value")?;
+        b.moves_left = self.read_vec("moves_left")?;
+        b.weight = self.read_vec("weight")?;
+        b.policy_weight = self.read_vec("policy_weight")?;
+        b.ply = self.read_vec("ply")?;
+        let _ = &err;
+        let ok_lens = b.planes.len() == n * plane_len
+            && b.wdl.len() == n
+            && [b.search_value.len(), b.moves_left.len(), b.weight.len(), b.policy_weight.len(), b.ply.len()].iter().all(|&l| l == n)
+            && b.policy_offsets.len() == n + 1
+            && b.policy_index.len() == b.policy_prob.len();
+        if !ok_lens {
+            return Err(DataError::Corrupt { path: self.path.clone(), msg: "dataset lengths disagree".into() });
+        }
+        self.check_offsets(&b.policy_offsets, &b.policy_index)?;
+        Ok(b)
+    }
+
+    fn check_offsets(&self, off: &[u64], idx: &[u32]) -> Result<()> {
+        let bad = off.first() != Some(&0) || off.windows(2).any(|w| w[0] > w[1]) || off.last().copied() != Some(idx.len() as u64);
+        if bad {
+            return Err(DataError::Corrupt { path: self.path.clone(), msg: "policy_offsets are not a valid CSR index".into() });
+        }
+        if let Some(&m) = idx.iter().find(|&&m| m as usize >= self.meta.policy_size) {
+            return Err(DataError::Corrupt { path: self.path.clone(), msg: format!("policy index {m} >= policy_size {}", self.meta.policy_size) });
+        }
+        Ok(())
+    }
+
+    fn read_vec<T: H5Type>(&self, name: &str) -> Result<Vec<T>> {
+        let err = h5err(&self.path);
+        let ds = self.file.dataset(name).map_err(&err)?;
+        if ds.size() == 0 {
+            return Ok(Vec::new());
+        }
+        ds.read_raw::<T>().map_err(|e| DataError::Corrupt { path: self.path.clone(), msg: format!("{name}: {e}") })
+    }
+
+    /// All rows.
+    pub fn read_all(&self) -> Result<Vec<Row>> {
+        Ok(self.read_block()?.to_rows())
+    }
+
+    /// The rows with the given indices (any order, repeats allowed), in that order.
+    pub fn read_rows(&self, idx: &[usize]) -> Result<Vec<Row>> {
+        if let Some(&i) = idx.iter().find(|&&i| i >= self.rows) {
+            return Err(DataError::Invalid { path: self.path.clone(), msg: format!("row {i} out of range (file has {} rows)", self.rows) });
+        }
+        if idx.is_empty() {
+            return Ok(Vec::new());
+        }
+        // Small files are cheaper to read whole; the 1-D datasets always are.
+        let b = self.read_block()?;
+        Ok(idx.iter().map(|&i| b.row(i)).collect())
+    }
+
+    /// The game records.
+    pub fn games(&self) -> Result<Vec<GameRecord>> {
+        let strs: Vec<VarLenUnicode> = self.read_vec("games")?;
+        strs.iter()
+            .enumerate()
+            .map(|(i, s)| {
+                serde_json::from_str(s.as_str())
+                    .map_err(|e| DataError::Corrupt { path: self.path.clone(), msg: format!("game record {i}: {e}") })
+            })
+            .collect()
+    }
+}
+
+fn read_attr_u64(file: &File, name: &str) -> hdf5::Result<u64> {
+    file.attr(name)?.read_scalar::<u64>()
+}
+
+fn read_attr_str(file: &File, name: &str) -> hdf5::Result<String> {
+    Ok(file.attr(name)?.read_scalar::<VarLenUnicode>()?.as_str().to_string())
+}

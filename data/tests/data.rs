@@ -1,0 +1,267 @@
+use std::fs;
+
+use rand::{rngs::StdRng, Rng, SeedableRng};
+use vzero_data::*;
+
+const PLANES: [usize; 3] = [3, 4, 5];
+const POLICY: usize = 50;
+
+fn meta(variant: &str) -> ChunkMeta {
+    ChunkMeta {
+        variant: variant.into(),
+        encoding_version: 1,
+        planes: PLANES,
+        policy_size: POLICY,
+        network: "gen-000000-step-000000000".into(),
+        worker: "test".into(),
+        created_unix: 1_700_000_000,
+    }
+}
+
+fn expect(variant: &str) -> ChunkExpect {
+    ChunkExpect { variant: variant.into(), encoding_version: 1, planes: Some(PLANES), policy_size: Some(POLICY) }
+}
+
+fn rows(n: usize, tag: u32, seed: u64) -> Vec<Row> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    (0..n)
+        .map(|i| {
+            let k = rng.gen_range(0..4);
+            let policy: Vec<(u32, f32)> = (0..k).map(|j| (rng.gen_range(0..POLICY as u32), 0.25 * j as f32 + rng.gen::<f32>())).collect();
+            Row {
+                planes: (0..60).map(|_| if rng.gen_bool(0.3) { 1.0 } else { rng.gen::<f32>() * 0.1 }).collect(),
+                policy,
+                wdl: [rng.gen(), rng.gen(), rng.gen()],
+                search_value: rng.gen_range(-1.0..1.0),
+                moves_left: rng.gen_range(0.0..200.0),
+                ply: tag,
+                weight: rng.gen(),
+                policy_weight: (i % 2) as f32,
+            }
+        })
+        .collect()
+}
+
+fn games(n: usize) -> Vec<GameRecord> {
+    (0..n)
+        .map(|i| GameRecord {
+            variant: "empire".into(),
+            start_fen: "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1".into(),
+            moves: vec!["e2e4".into(), "e7e5".into(), format!("g1f{}", 3 - i % 2)],
+            result: ["1-0", "0-1", "1/2-1/2"][i % 3].into(),
+            reason: "checkmate \"quoted\" ünïcode".into(),
+            network: "gen-000001-step-000000100".into(),
+            white: "a".into(),
+            black: "b".into(),
+            priors: vec![0.5, 0.25, 0.125],
+            values: vec![0.1, -0.2, 0.3],
+        })
+        .collect()
+}
+
+#[test]
+fn round_trip_exact() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = RunDir::create_or_open(dir.path().join("run")).unwrap();
+    let p = run.new_chunk_path("w1");
+    let r = rows(300, 7, 1);
+    let g = games(5);
+    write_chunk(&p, &meta("empire"), &r, &g).unwrap();
+    let c = Chunk::open(&p).unwrap();
+    assert_eq!(c.meta, meta("empire"));
+    assert_eq!((c.rows, c.games), (300, 5));
+    assert_eq!(c.read_all().unwrap(), r);
+    assert_eq!(c.games().unwrap(), g);
+    let idx = [299, 0, 5, 5, 100];
+    assert_eq!(c.read_rows(&idx).unwrap(), idx.iter().map(|&i| r[i].clone()).collect::<Vec<_>>());
+    assert!(c.read_rows(&[300]).is_err());
+    c.check(&expect("empire")).unwrap();
+    // empty chunk (no rows, no games)
+    let p0 = run.new_chunk_path("w1");
+    write_chunk(&p0, &meta("empire"), &[], &[]).unwrap();
+    let c0 = Chunk::open(&p0).unwrap();
+    assert_eq!((c0.rows, c0.games), (0, 0));
+    assert!(c0.read_all().unwrap().is_empty());
+    assert!(c0.games().unwrap().is_empty());
+    assert_eq!(run.list_chunks().unwrap(), vec![p, p0]);
+}
+
+#[test]
+fn invalid_rows_rejected_nothing_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = RunDir::create_or_open(dir.path()).unwrap();
+    let p = run.new_chunk_path("w");
+    let mut r = rows(3, 0, 2);
+    r[1].policy.push((POLICY as u32, 1.0));
+    let e = write_chunk(&p, &meta("empire"), &r, &[]).unwrap_err().to_string();
+    assert!(e.contains("policy index 50"), "{e}");
+    let mut r = rows(3, 0, 2);
+    r[2].planes.pop();
+    assert!(write_chunk(&p, &meta("empire"), &r, &[]).is_err());
+    assert!(!p.exists());
+    assert_eq!(fs::read_dir(run.data_dir()).unwrap().count(), 0, "no file, no tmp left");
+}
+
+#[test]
+fn variant_mismatch_names_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = RunDir::create_or_open(dir.path()).unwrap();
+    let p = run.new_chunk_path("w");
+    write_chunk(&p, &meta("shogun"), &rows(4, 0, 3), &[]).unwrap();
+    let e = Chunk::open_expect(&p, &expect("empire")).unwrap_err().to_string();
+    assert!(e.contains("variant") && e.contains("shogun") && e.contains(&*p.to_string_lossy()), "{e}");
+    let mut ex = expect("shogun");
+    ex.planes = Some([4, 4, 5]);
+    assert!(Chunk::open_expect(&p, &ex).unwrap_err().to_string().contains("planes shape"));
+    // the window refuses a foreign variant too (error, not skip)
+    let mut w = ReplayWindow::new(&run, expect("empire"), WindowConfig { min_rows: 10, scale: 1.0, exponent: 1.0 }, 0).unwrap();
+    assert!(w.refresh().unwrap_err().to_string().contains("variant"));
+}
+
+#[test]
+fn truncated_and_garbage_files_error_naming_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = RunDir::create_or_open(dir.path()).unwrap();
+    let p = run.new_chunk_path("w");
+    write_chunk(&p, &meta("empire"), &rows(500, 0, 4), &games(3)).unwrap();
+    let bytes = fs::read(&p).unwrap();
+    for cut in [bytes.len() / 2, bytes.len() - 100, 100, 0] {
+        let t = dir.path().join(format!("cut{cut}.h5"));
+        fs::write(&t, &bytes[..cut]).unwrap();
+        let r = Chunk::open(&t).and_then(|c| c.read_all().map(|_| ()));
+        let e = r.expect_err("truncated file must fail").to_string();
+        assert!(e.contains(&*t.to_string_lossy()), "{e}");
+    }
+    let g = dir.path().join("garbage.h5");
+    fs::write(&g, b"this is not hdf5 at all").unwrap();
+    let e = Chunk::open(&g).unwrap_err().to_string();
+    assert!(e.contains("garbage.h5") && e.contains("corrupt"), "{e}");
+    assert!(Chunk::open(&dir.path().join("missing.h5")).unwrap_err().to_string().contains("missing.h5"));
+}
+
+#[test]
+fn atomic_writes_and_tmp_cleanup() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = RunDir::create_or_open(dir.path()).unwrap();
+    // A leftover of a killed writer: half a chunk under a tmp name of a dead pid on this host.
+    let good = run.new_chunk_path("w");
+    write_chunk(&good, &meta("empire"), &rows(200, 0, 5), &[]).unwrap();
+    let bytes = fs::read(&good).unwrap();
+    let host = fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    let host: String = host.trim().chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
+    let dead = run.data_dir().join(format!(".0000000000001-w-000001.h5.{host}.999999999-0.tmp"));
+    fs::write(&dead, &bytes[..bytes.len() / 2]).unwrap();
+    let live = run.data_dir().join(format!(".0000000000002-w-000002.h5.{host}.{}-0.tmp", std::process::id()));
+    fs::write(&live, b"in progress").unwrap();
+    let ckpt_tmp = run.checkpoints_dir().join(".gen-000001-step-000000010.json.999999999-3.tmp");
+    fs::write(&ckpt_tmp, b"{").unwrap();
+    assert_eq!(run.list_chunks().unwrap(), vec![good.clone()]);
+    assert_eq!(run.latest_checkpoint().unwrap(), None);
+    assert_eq!(run.clean_tmp().unwrap(), 2);
+    assert!(!dead.exists() && !ckpt_tmp.exists() && live.exists(), "live writer's tmp is kept");
+
+    // Concurrent writer: every listed chunk is always complete.
+    let run2 = run.clone();
+    let writer = std::thread::spawn(move || {
+        for i in 0..20 {
+            let p = run2.new_chunk_path("conc");
+            write_chunk(&p, &meta("empire"), &rows(400, i, i as u64), &games(1)).unwrap();
+        }
+    });
+    let mut seen = 0;
+    while !writer.is_finished() || seen < 21 {
+        let list = run.list_chunks().unwrap();
+        for p in &list {
+            let c = Chunk::open(p).unwrap_or_else(|e| panic!("listed chunk unreadable: {e}"));
+            assert!(c.rows == 200 || c.rows == 400);
+        }
+        seen = list.len();
+        if writer.is_finished() && seen < 21 {
+            break;
+        }
+    }
+    writer.join().unwrap();
+    assert_eq!(run.list_chunks().unwrap().len(), 21);
+    let names: Vec<_> = run.list_chunks().unwrap();
+    let mut sorted = names.clone();
+    sorted.sort();
+    assert_eq!(names, sorted);
+}
+
+#[test]
+fn checkpoint_names_and_latest() {
+    assert_eq!(checkpoint_name(12, 1200), "gen-000012-step-000001200");
+    assert_eq!(parse_checkpoint_name("gen-000012-step-000001200"), Some((12, 1200)));
+    assert_eq!(parse_checkpoint_name("gen-1-step-x"), None);
+    let dir = tempfile::tempdir().unwrap();
+    let run = RunDir::create_or_open(dir.path()).unwrap();
+    let cd = run.checkpoints_dir();
+    fs::write(cd.join("gen-000001-step-000000100.json"), r#"{"step": 100}"#).unwrap();
+    fs::write(cd.join("gen-000002-step-000000200.json"), r#"{"step": 200}"#).unwrap();
+    fs::write(cd.join("gen-000003-step-000000300.json"), r#"{"st"#).unwrap(); // corrupt: skipped
+    fs::write(cd.join("gen-000004-step-000000400.safetensors"), b"x").unwrap(); // no metadata yet
+    fs::write(cd.join("notes.json"), b"{}").unwrap();
+    let latest = run.latest_checkpoint().unwrap().unwrap();
+    assert_eq!(latest, cd.join("gen-000002-step-000000200.json"));
+    assert_eq!(run.list_checkpoints().unwrap().len(), 3);
+}
+
+#[test]
+fn window_growth_formula() {
+    let c = WindowConfig { min_rows: 1000, scale: 20.0, exponent: 0.5 };
+    assert_eq!(c.window_size(0), 0);
+    assert_eq!(c.window_size(500), 500);
+    assert_eq!(c.window_size(2_000), 1000); // 20*sqrt(2000)=894 < min
+    assert_eq!(c.window_size(10_000), 2000);
+    assert_eq!(c.window_size(1_000_000), 20_000);
+    assert!(c.window_size(4_000_000) > c.window_size(1_000_000));
+    assert!(WindowConfig { min_rows: 1, scale: 0.0, exponent: 0.5 }.validate().is_err());
+    assert!(WindowConfig { min_rows: 1, scale: 1.0, exponent: 1.5 }.validate().is_err());
+}
+
+fn write_tagged(run: &RunDir, tag: u32, n: usize) {
+    let p = run.new_chunk_path("w");
+    write_chunk(&p, &meta("empire"), &rows(n, tag, tag as u64), &[]).unwrap();
+}
+
+#[test]
+fn window_samples_only_newest_chunks_and_grows() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = RunDir::create_or_open(dir.path()).unwrap();
+    // window = max(250, 0.5 * total): 10 x 100 rows -> 500 rows = newest 5 chunks
+    let cfg = WindowConfig { min_rows: 250, scale: 0.5, exponent: 1.0 };
+    let mut w = ReplayWindow::new(&run, expect("empire"), cfg, 42).unwrap();
+    assert!(w.sample(4).is_err(), "empty window");
+    for tag in 0..10 {
+        write_tagged(&run, tag, 100);
+    }
+    // a corrupt chunk among them is skipped with a warning
+    fs::write(run.data_dir().join("0000000000000-bad-000000.h5"), b"garbage").unwrap();
+    assert_eq!(w.refresh().unwrap(), 1000);
+    assert_eq!(w.skipped().len(), 1);
+    assert_eq!((w.total_rows(), w.window_target(), w.window_rows()), (1000, 500, 500));
+    let b = w.sample(2000).unwrap();
+    assert_eq!(b.len(), 2000);
+    assert!(b.ply.iter().all(|&t| t >= 5), "only the 5 newest chunks");
+    for t in 5..10 {
+        let n = b.ply.iter().filter(|&&p| p == t).count();
+        assert!((300..500).contains(&n), "uniform over chunks: tag {t}: {n}");
+    }
+    // sampled rows are exact copies of stored rows
+    let all: Vec<Row> = run.list_chunks().unwrap().iter().filter_map(|p| Chunk::open(p).ok()).flat_map(|c| c.read_all().unwrap()).collect();
+    for i in 0..20 {
+        assert!(all.contains(&b.row(i)));
+    }
+    // shuffled: not grouped by chunk
+    assert!(b.ply.windows(2).filter(|x| x[0] != x[1]).count() > 1000);
+    // more data: the window grows and moves to the newest
+    for tag in 10..30 {
+        write_tagged(&run, tag, 100);
+    }
+    assert_eq!(w.refresh().unwrap(), 2000);
+    assert_eq!((w.total_rows(), w.window_rows()), (3000, 1500));
+    assert_eq!(w.refresh().unwrap(), 0);
+    let b = w.sample(500).unwrap();
+    assert!(b.ply.iter().all(|&t| t >= 15));
+    assert_eq!(w.window_chunks().len(), 15);
+}

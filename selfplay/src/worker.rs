@@ -1,0 +1,382 @@
+//! One self-play worker: many games at once in one thread, their search leaves evaluated
+//! together in one forward pass, finished games written as HDF5 chunks, and the newest
+//! checkpoint of the run picked up between moves.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, Result};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use vzero_data::{write_chunk, ChunkMeta, GameRecord, RunDir, Row};
+use vzero_encoding::ENCODING_VERSION;
+use vzero_mcts::{gather_batch, FalseResignStats, Leaf, ResignTracker, Search, SearchConfig, VariantGame};
+use vzero_model::{Device, NetEvaluator};
+use vzero_rules::{Color, Game, Move, Outcome, Variant};
+
+use crate::config::SelfplayConfig;
+
+/// Counters shared by all workers of a process, for progress bars and summaries.
+#[derive(Debug, Default)]
+pub struct Stats {
+    /// Finished games.
+    pub games: AtomicU64,
+    /// Moves played.
+    pub moves: AtomicU64,
+    /// Training rows written to chunks.
+    pub rows: AtomicU64,
+    /// Chunk files written.
+    pub chunks: AtomicU64,
+    /// Positions evaluated by the network.
+    pub evals: AtomicU64,
+    /// Forward passes.
+    pub batches: AtomicU64,
+    /// Nanoseconds spent in forward passes (encoding included).
+    pub eval_nanos: AtomicU64,
+    /// Games won by White, drawn, won by Black.
+    pub results: [AtomicU64; 3],
+    /// Games ended by resignation.
+    pub resigned: AtomicU64,
+    /// Name of the newest network in use.
+    pub network: Mutex<String>,
+    /// Playthrough games: would the resigner have won?
+    pub false_resign: Mutex<FalseResignStats>,
+}
+
+/// What a worker needs to run.
+#[derive(Clone)]
+pub struct WorkerContext {
+    /// The run directory (data and checkpoints).
+    pub run: RunDir,
+    /// The variant played.
+    pub variant: Variant,
+    /// Self-play settings.
+    pub config: SelfplayConfig,
+    /// Device of the network.
+    pub device: Device,
+    /// Set to stop: unfinished games are dropped, finished ones are written first.
+    pub stop: Arc<AtomicBool>,
+    /// Shared counters.
+    pub stats: Arc<Stats>,
+    /// Stop after this many games in all (counted over the workers sharing `stats`).
+    pub max_games: Option<u64>,
+    /// Worker name, part of chunk file names.
+    pub name: String,
+    /// Seed of this worker's randomness.
+    pub seed: u64,
+}
+
+/// A game in progress.
+struct Slot {
+    game: Game,
+    rows: Vec<(Row, Color)>,
+    priors: Vec<f32>,
+    values: Vec<f32>,
+    resign: ResignTracker,
+    network: String,
+}
+
+fn now_unix() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
+/// The newest checkpoint of the run, waiting for one to appear if there is none yet.
+fn wait_for_network(ctx: &WorkerContext) -> Result<Option<PathBuf>> {
+    loop {
+        if let Some(p) = ctx.run.latest_checkpoint()? {
+            return Ok(Some(p));
+        }
+        if ctx.stop.load(Ordering::Relaxed) {
+            return Ok(None);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}
+
+/// W/D/L target for `side` given the winner.
+fn wdl_for(side: Color, winner: Option<Color>) -> [f32; 3] {
+    match winner {
+        None => [0.0, 1.0, 0.0],
+        Some(w) if w == side => [1.0, 0.0, 0.0],
+        Some(_) => [0.0, 0.0, 1.0],
+    }
+}
+
+struct Worker {
+    ctx: WorkerContext,
+    search_config: SearchConfig,
+    net: NetEvaluator,
+    net_path: PathBuf,
+    slots: Vec<Slot>,
+    searches: Vec<Search<VariantGame>>,
+    rows: Vec<Row>,
+    games: Vec<GameRecord>,
+    rng: StdRng,
+    last_poll: Instant,
+}
+
+impl Worker {
+    fn new_slot(&mut self) -> (Slot, Search<VariantGame>) {
+        let game = Game::startpos(self.ctx.variant);
+        let search = Search::new(VariantGame::from_game(&game), self.search_config.clone(), self.rng.gen());
+        let slot = Slot {
+            game,
+            rows: Vec::new(),
+            priors: Vec::new(),
+            values: Vec::new(),
+            resign: ResignTracker::new(self.ctx.config.resign_config(), &mut self.rng),
+            network: self.net.name().to_string(),
+        };
+        (slot, search)
+    }
+
+    fn poll_network(&mut self) -> Result<()> {
+        if self.last_poll.elapsed().as_secs_f64() < self.ctx.config.poll_seconds {
+            return Ok(());
+        }
+        self.last_poll = Instant::now();
+        let Some(latest) = self.ctx.run.latest_checkpoint()? else { return Ok(()) };
+        if latest != self.net_path {
+            // Write what the old network played before switching, so each chunk has one network.
+            self.flush()?;
+            let (net, _) = NetEvaluator::load(&latest, self.ctx.variant, self.ctx.device)
+                .with_context(|| format!("loading {}", latest.display()))?;
+            self.net = net;
+            self.net_path = latest;
+            *self.ctx.stats.network.lock().unwrap_or_else(|e| e.into_inner()) = self.net.name().to_string();
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        if self.rows.is_empty() && self.games.is_empty() {
+            return Ok(());
+        }
+        let input = self.net.input();
+        let meta = ChunkMeta {
+            variant: self.ctx.variant.name().to_string(),
+            encoding_version: ENCODING_VERSION,
+            planes: input.shape(),
+            policy_size: self.net.moves().len(),
+            network: self.net.name().to_string(),
+            worker: self.ctx.name.clone(),
+            created_unix: now_unix(),
+        };
+        let path = self.ctx.run.new_chunk_path(&self.ctx.name);
+        write_chunk(&path, &meta, &self.rows, &self.games).with_context(|| format!("writing {}", path.display()))?;
+        self.ctx.stats.rows.fetch_add(self.rows.len() as u64, Ordering::Relaxed);
+        self.ctx.stats.chunks.fetch_add(1, Ordering::Relaxed);
+        self.rows.clear();
+        self.games.clear();
+        Ok(())
+    }
+
+    /// Evaluates one batch of leaves gathered from every unfinished search.
+    fn evaluate_batch(&mut self, leaves: &mut Vec<Leaf<VariantGame>>) -> Result<()> {
+        leaves.clear();
+        let cfg = &self.ctx.config;
+        gather_batch(&mut self.searches, cfg.leaves_per_game, cfg.leaves_per_game * cfg.games_per_worker, leaves);
+        if leaves.is_empty() {
+            return Ok(());
+        }
+        let t = Instant::now();
+        let states: Vec<&VariantGame> = leaves.iter().map(|l| &l.state).collect();
+        let moves: Vec<&[Move]> = leaves.iter().map(|l| self.searches[l.handle.tree()].leaf_moves(l.handle)).collect();
+        let evals = self.net.evaluate(&states, &moves)?;
+        for (leaf, (priors, value)) in leaves.iter().zip(evals) {
+            self.searches[leaf.handle.tree()].apply(leaf.handle, &priors, value);
+        }
+        let s = &self.ctx.stats;
+        s.evals.fetch_add(leaves.len() as u64, Ordering::Relaxed);
+        s.batches.fetch_add(1, Ordering::Relaxed);
+        s.eval_nanos.fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Plays the searched move of game `i`, recording the row; ends the game when it is over.
+    fn advance(&mut self, i: usize) -> Result<()> {
+        let Some(result) = self.searches[i].finish() else {
+            return self.end_game(i, None);
+        };
+        let slot = &mut self.slots[i];
+        let pos = *slot.game.position();
+        let side = pos.side_to_move();
+        if result.record_policy() {
+            let planes = self.net.input().encode(&pos, slot.game.repetitions());
+            let mut policy = Vec::with_capacity(result.moves.len());
+            for (k, ms) in result.moves.iter().enumerate() {
+                let p = result.policy_target[k];
+                if p > 0.0 {
+                    let idx = self.net.moves().encode(&pos, ms.mv).context("legal move without a policy index")?;
+                    policy.push((idx as u32, p));
+                }
+            }
+            let row = Row {
+                planes,
+                policy,
+                wdl: [0.0; 3],
+                search_value: result.root_value,
+                moves_left: 0.0,
+                ply: slot.game.moves().len() as u32,
+                weight: 1.0,
+                policy_weight: 1.0,
+            };
+            slot.rows.push((row, side));
+        }
+        let chosen = result.chosen;
+        let prior = result.moves.iter().find(|m| m.mv == chosen).map_or(0.0, |m| m.prior);
+        slot.priors.push(prior);
+        slot.values.push(result.root_value);
+        let ply = slot.game.moves().len() as u32;
+        let resigner = slot.resign.observe(ply, side.index(), result.root_value);
+        slot.game.play(chosen);
+        self.ctx.stats.moves.fetch_add(1, Ordering::Relaxed);
+        if let Some(p) = resigner {
+            let loser = Color::from_index(p);
+            return self.end_game(i, Some((Some(loser.flip()), "resign".to_string())));
+        }
+        let over = slot.game.result();
+        if over.is_over() {
+            let mover = slot.game.position().side_to_move();
+            let winner = match over.outcome {
+                Outcome::Win => Some(mover),
+                Outcome::Loss => Some(mover.flip()),
+                _ => None,
+            };
+            return self.end_game(i, Some((winner, over.reason.to_string())));
+        }
+        if slot.game.moves().len() as u32 >= self.ctx.config.max_plies {
+            return self.end_game(i, Some((None, "max-plies".to_string())));
+        }
+        self.searches[i].advance(chosen);
+        self.searches[i].set_ply(slot.game.moves().len() as u32);
+        self.searches[i].start();
+        Ok(())
+    }
+
+    /// Finishes game `i` with (winner, reason) — `None` when the search found the root terminal —
+    /// and starts a new one in its place.
+    fn end_game(&mut self, i: usize, end: Option<(Option<Color>, String)>) -> Result<()> {
+        let (winner, reason) = match end {
+            Some(e) => e,
+            None => {
+                let r = self.slots[i].game.result();
+                let mover = self.slots[i].game.position().side_to_move();
+                let w = match r.outcome {
+                    Outcome::Win => Some(mover),
+                    Outcome::Loss => Some(mover.flip()),
+                    _ => None,
+                };
+                (w, r.reason.to_string())
+            }
+        };
+        let (new_slot, new_search) = self.new_slot();
+        let slot = std::mem::replace(&mut self.slots[i], new_slot);
+        self.searches[i] = new_search;
+        self.searches[i].start();
+        let plies = slot.game.moves().len() as f32;
+        for (mut row, side) in slot.rows {
+            row.wdl = wdl_for(side, winner);
+            row.moves_left = plies - row.ply as f32;
+            self.rows.push(row);
+        }
+        let start = *slot.game.start();
+        let moves: Vec<String> = {
+            let mut pos = start;
+            slot.game
+                .moves()
+                .iter()
+                .map(|&m| {
+                    let s = pos.uci(m);
+                    pos.play(m);
+                    s
+                })
+                .collect()
+        };
+        let result = match winner {
+            Some(Color::White) => "1-0",
+            Some(Color::Black) => "0-1",
+            None => "1/2-1/2",
+        };
+        self.games.push(GameRecord {
+            variant: self.ctx.variant.name().to_string(),
+            start_fen: start.fen(),
+            moves,
+            result: result.to_string(),
+            reason: reason.clone(),
+            network: slot.network.clone(),
+            white: slot.network.clone(),
+            black: slot.network,
+            priors: slot.priors,
+            values: slot.values,
+        });
+        let s = &self.ctx.stats;
+        s.games.fetch_add(1, Ordering::Relaxed);
+        s.results[match winner {
+            Some(Color::White) => 0,
+            None => 1,
+            Some(Color::Black) => 2,
+        }]
+        .fetch_add(1, Ordering::Relaxed);
+        if reason == "resign" {
+            s.resigned.fetch_add(1, Ordering::Relaxed);
+        }
+        s.false_resign.lock().unwrap_or_else(|e| e.into_inner()).record(&slot.resign, winner.map(|c| c.index()));
+        if self.rows.len() >= self.ctx.config.rows_per_chunk {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn games_left(&self) -> bool {
+        match self.ctx.max_games {
+            Some(max) => self.ctx.stats.games.load(Ordering::Relaxed) < max,
+            None => true,
+        }
+    }
+
+    fn run(&mut self) -> Result<()> {
+        let mut leaves = Vec::new();
+        while !self.ctx.stop.load(Ordering::Relaxed) && self.games_left() {
+            self.poll_network()?;
+            self.evaluate_batch(&mut leaves)?;
+            for i in 0..self.searches.len() {
+                if self.searches[i].is_done() {
+                    self.advance(i)?;
+                }
+            }
+        }
+        self.flush()
+    }
+}
+
+/// Runs one worker until `ctx.stop` is set or the game limit is reached. Needs a checkpoint in
+/// the run (waits for the first one); writes every finished game before returning.
+pub fn run_worker(ctx: WorkerContext) -> Result<()> {
+    vzero_model::set_threads(1);
+    ctx.config.validate().map_err(anyhow::Error::msg)?;
+    let Some(net_path) = wait_for_network(&ctx)? else { return Ok(()) };
+    let (net, _) = NetEvaluator::load(&net_path, ctx.variant, ctx.device).with_context(|| format!("loading {}", net_path.display()))?;
+    *ctx.stats.network.lock().unwrap_or_else(|e| e.into_inner()) = net.name().to_string();
+    let mut w = Worker {
+        search_config: ctx.config.search_config(),
+        rng: StdRng::seed_from_u64(ctx.seed),
+        ctx,
+        net,
+        net_path,
+        slots: Vec::new(),
+        searches: Vec::new(),
+        rows: Vec::new(),
+        games: Vec::new(),
+        last_poll: Instant::now(),
+    };
+    for _ in 0..w.ctx.config.games_per_worker {
+        let (slot, mut search) = w.new_slot();
+        search.start();
+        w.slots.push(slot);
+        w.searches.push(search);
+    }
+    w.run()
+}

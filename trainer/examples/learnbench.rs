@@ -1,0 +1,105 @@
+//! Trainer throughput vs the raw training step (issue 6: target ratio >= 0.9).
+//!
+//! `cargo run --release -p vzero-trainer --example learnbench -- [batch] [steps] [blocks]x[channels] [threads] [variant]`
+//!
+//! Writes synthetic chunks of the variant's shape into a temporary run, then measures
+//! (a) `Trainer::step` alone on one prepared batch (the ceiling), and (b) `Learner::run` over
+//! the same number of steps (window sampling, batch assembly, metrics every 10 steps, one
+//! publish at the end), both after a warm-up, interleaved twice.
+
+use std::time::Instant;
+
+use vzero_data::{write_chunk, Chunk, RowBlock, RunDir};
+use vzero_model::{Device, Model, NetConfig, PolicyTargets, TrainBatch, TrainConfig, Trainer};
+use vzero_rules::Variant;
+use vzero_trainer::synth::{synth_meta, synth_rows};
+use vzero_trainer::{LearnConfig, Learner};
+
+fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let batch: usize = args.first().map(|s| s.parse()).transpose()?.unwrap_or(256);
+    let steps: u64 = args.get(1).map(|s| s.parse()).transpose()?.unwrap_or(40);
+    let (blocks, channels) = args.get(2).and_then(|s| s.split_once('x')).map(|(a, b)| (a.parse().unwrap(), b.parse().unwrap())).unwrap_or((4, 32));
+    let threads: usize = args.get(3).map(|s| s.parse()).transpose()?.unwrap_or(2);
+    let variant = Variant::builtin(args.get(4).map(|s| s.as_str()).unwrap_or("empire"))?;
+    let inp = vzero_encoding::InputEncoder::new(variant);
+    let [c, h, w] = inp.shape();
+    let policy = vzero_encoding::MoveEncoder::new(variant).len();
+    let net = NetConfig::with_size(c, h, w, policy, blocks, channels);
+    vzero_model::set_threads(threads);
+
+    let dir = tempfile::tempdir()?;
+    let run = RunDir::create_or_open(dir.path())?;
+    let rows_needed = (batch as u64 * steps * 3) as usize; // reuse cap 1 -> never hit
+    let per_chunk = 2000;
+    let t = Instant::now();
+    for i in 0..rows_needed.div_ceil(per_chunk) {
+        write_chunk(&run.new_chunk_path("bench"), &synth_meta(variant, "x"), &synth_rows(variant, per_chunk, i as u64), &[])?;
+    }
+    let chunks = run.list_chunks()?;
+    println!(
+        "variant {} planes {c}x{h}x{w} policy {policy}; net {blocks}x{channels} dense; batch {batch}; {steps} steps; {threads} threads",
+        variant.name()
+    );
+    println!("wrote {} chunks ({} rows) in {:.2}s", chunks.len(), chunks.len() * per_chunk, t.elapsed().as_secs_f64());
+
+    // (a) raw Trainer::step on one prepared batch
+    let block = Chunk::open(&chunks[0])?.read_block()?;
+    let mut b = RowBlock::new(block.plane_len);
+    for i in 0..batch {
+        b.push_from(&block, i % block.len());
+    }
+    let mut pt = PolicyTargets::new();
+    for i in 0..b.len() {
+        let (idx, p) = b.policy(i);
+        pt.push(idx.iter().copied().zip(p.iter().copied()));
+    }
+    let model = Model::new_seeded(&net, Device::Cpu, 0)?;
+    let mut tr = Trainer::new(&model, TrainConfig::sgd())?;
+    let tb = TrainBatch { planes: &b.planes, globals: None, policy: &pt, wdl: &b.wdl, moves_left: Some(&b.moves_left), weights: Some(&b.weight) };
+    let raw = |tr: &mut Trainer, n: u64| -> anyhow::Result<f64> {
+        let t = Instant::now();
+        for _ in 0..n {
+            tr.step(&model, &tb)?;
+        }
+        Ok((n as usize * batch) as f64 / t.elapsed().as_secs_f64())
+    };
+    raw(&mut tr, 3)?; // warm-up
+
+    // (b) the learner
+    let cfg = LearnConfig {
+        batch_size: batch,
+        max_reuse: 1.0,
+        min_rows: 1,
+        window_min: 1_000_000,
+        publish_every: 1_000_000,
+        threads,
+        lr_warmup_steps: 0,
+        ..LearnConfig::cpu_default()
+    };
+    let mut learner = Learner::open(&run, variant, &net, cfg, Device::Cpu)?;
+    // keep_going needs the learner's step: use a global counter updated by the progress callback
+    fn l_step_below(limit: u64) -> bool {
+        STEP.with(|s| s.get() < limit)
+    }
+    thread_local!(static STEP: std::cell::Cell<u64> = const { std::cell::Cell::new(0) });
+    let learn_run = |l: &mut Learner, n: u64| -> anyhow::Result<f64> {
+        STEP.with(|s| s.set(l.step()));
+        let limit = l.step() + n;
+        let t = Instant::now();
+        l.run(&|| l_step_below(limit), &mut |st| STEP.with(|s| s.set(st.step)))?;
+        Ok((n as usize * batch) as f64 / t.elapsed().as_secs_f64())
+    };
+    learn_run(&mut learner, 3)?; // warm-up (loads the window cache)
+    let mut raws = Vec::new();
+    let mut learns = Vec::new();
+    for _ in 0..2 {
+        raws.push(raw(&mut tr, steps)?);
+        learns.push(learn_run(&mut learner, steps)?);
+    }
+    let best = |v: &[f64]| v.iter().cloned().fold(0.0, f64::max);
+    println!("raw Trainer::step   samples/s: {:?} (best {:.0})", raws.iter().map(|x| x.round()).collect::<Vec<_>>(), best(&raws));
+    println!("Learner::run        samples/s: {:?} (best {:.0})", learns.iter().map(|x| x.round()).collect::<Vec<_>>(), best(&learns));
+    println!("ratio (best/best): {:.3}; per pair: {:?}", best(&learns) / best(&raws), raws.iter().zip(&learns).map(|(r, l)| format!("{:.3}", l / r)).collect::<Vec<_>>());
+    Ok(())
+}

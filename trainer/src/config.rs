@@ -1,0 +1,163 @@
+//! Learner configuration (serde, validated).
+
+use anyhow::{bail, Result};
+use serde::{Deserialize, Serialize};
+
+/// Learning-rate schedule after warm-up (`lr` is the base rate).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum LrSchedule {
+    /// `lr` forever.
+    Constant,
+    /// `lr * factor^(step / every)`.
+    Step { every: u64, factor: f64 },
+    /// Cosine from `lr` down to `lr * min_factor` over `period` steps, then restarts
+    /// (SGDR-style, so that an open-ended run never ends at a tiny rate).
+    Cosine { period: u64, min_factor: f64 },
+}
+
+/// Trainer configuration. Loaded from the `[learn]` table of a run config.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LearnConfig {
+    /// Rows per optimizer step.
+    pub batch_size: usize,
+    /// "sgd" (momentum 0.9, Nesterov, L2 decay) or "adamw" (decoupled decay).
+    pub optimizer: String,
+    /// Base learning rate.
+    pub lr: f64,
+    /// Linear warm-up from 0 to the scheduled rate over this many steps.
+    pub lr_warmup_steps: u64,
+    pub lr_schedule: LrSchedule,
+    /// Weight decay (conv/linear weights only).
+    pub weight_decay: f64,
+    /// At most this many training samples per generated row (KataGo: 4); the learner waits
+    /// (returns from `run`) when the cap is reached.
+    pub max_reuse: f64,
+    /// Do not train before the run has this many rows.
+    pub min_rows: usize,
+    /// Replay window: `min(total, max(window_min, window_scale * total^window_exponent))` rows.
+    pub window_min: usize,
+    pub window_exponent: f64,
+    pub window_scale: f64,
+    /// Publish a checkpoint every this many steps (and at the end of `run`).
+    pub publish_every: u64,
+    /// Torch intra-op threads of the learner process.
+    pub threads: usize,
+    /// Append a metrics.csv row every this many steps (default 10).
+    #[serde(default = "default_log_every")]
+    pub log_every: u64,
+    /// Weight of the moves-left loss (default 0.1; ignored without a moves-left head).
+    #[serde(default = "default_moves_left_weight")]
+    pub moves_left_weight: f64,
+    /// Seed of the sampler and of generation 0's weights (default 0).
+    #[serde(default)]
+    pub seed: u64,
+}
+
+fn default_log_every() -> u64 {
+    10
+}
+
+fn default_moves_left_weight() -> f64 {
+    0.1
+}
+
+impl LearnConfig {
+    /// A small CPU default (tiny nets on 2 cores).
+    pub fn cpu_default() -> Self {
+        LearnConfig {
+            batch_size: 256,
+            optimizer: "sgd".into(),
+            lr: 0.02,
+            lr_warmup_steps: 100,
+            lr_schedule: LrSchedule::Constant,
+            weight_decay: 1e-4,
+            max_reuse: 4.0,
+            min_rows: 5_000,
+            window_min: 20_000,
+            window_exponent: 0.65,
+            window_scale: 8.0,
+            publish_every: 100,
+            threads: 2,
+            log_every: 10,
+            moves_left_weight: 0.1,
+            seed: 0,
+        }
+    }
+
+    /// Checks every field; the error names the field.
+    pub fn validate(&self) -> Result<()> {
+        let pos = |name: &str, v: f64| -> Result<()> {
+            if !(v.is_finite() && v > 0.0) {
+                bail!("learn.{name} must be a finite number > 0, got {v}");
+            }
+            Ok(())
+        };
+        if self.batch_size == 0 {
+            bail!("learn.batch_size must be > 0");
+        }
+        if !matches!(self.optimizer.as_str(), "sgd" | "adamw") {
+            bail!("learn.optimizer must be \"sgd\" or \"adamw\", got {:?}", self.optimizer);
+        }
+        pos("lr", self.lr)?;
+        if !(self.weight_decay.is_finite() && self.weight_decay >= 0.0) {
+            bail!("learn.weight_decay must be >= 0, got {}", self.weight_decay);
+        }
+        pos("max_reuse", self.max_reuse)?;
+        pos("window_scale", self.window_scale)?;
+        if !(self.window_exponent.is_finite() && (0.0..=1.0).contains(&self.window_exponent)) {
+            bail!("learn.window_exponent must be in [0, 1], got {}", self.window_exponent);
+        }
+        if self.window_min == 0 {
+            bail!("learn.window_min must be > 0");
+        }
+        if self.publish_every == 0 {
+            bail!("learn.publish_every must be > 0");
+        }
+        if self.log_every == 0 {
+            bail!("learn.log_every must be > 0");
+        }
+        if self.threads == 0 {
+            bail!("learn.threads must be > 0");
+        }
+        if !(self.moves_left_weight.is_finite() && self.moves_left_weight >= 0.0) {
+            bail!("learn.moves_left_weight must be >= 0, got {}", self.moves_left_weight);
+        }
+        match self.lr_schedule {
+            LrSchedule::Constant => {}
+            LrSchedule::Step { every, factor } => {
+                if every == 0 {
+                    bail!("learn.lr_schedule.every must be > 0");
+                }
+                pos("lr_schedule.factor", factor)?;
+            }
+            LrSchedule::Cosine { period, min_factor } => {
+                if period == 0 {
+                    bail!("learn.lr_schedule.period must be > 0");
+                }
+                if !(min_factor.is_finite() && (0.0..=1.0).contains(&min_factor)) {
+                    bail!("learn.lr_schedule.min_factor must be in [0, 1], got {min_factor}");
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Learning rate for optimizer step `step` (0-based): warm-up times schedule.
+    pub fn lr_at(&self, step: u64) -> f64 {
+        let sched = match self.lr_schedule {
+            LrSchedule::Constant => self.lr,
+            LrSchedule::Step { every, factor } => self.lr * factor.powf((step / every) as f64),
+            LrSchedule::Cosine { period, min_factor } => {
+                let t = (step % period) as f64 / period as f64;
+                self.lr * (min_factor + (1.0 - min_factor) * 0.5 * (1.0 + (std::f64::consts::PI * t).cos()))
+            }
+        };
+        if step < self.lr_warmup_steps {
+            sched * (step + 1) as f64 / self.lr_warmup_steps as f64
+        } else {
+            sched
+        }
+    }
+}

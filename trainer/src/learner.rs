@@ -1,0 +1,409 @@
+//! The training loop.
+
+use std::path::PathBuf;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::{bail, Context, Result};
+use tch::{Device, Kind};
+use vzero_data::{checkpoint_name, ChunkExpect, ReplayWindow, RowBlock, RunDir, WindowConfig};
+use vzero_encoding::{InputEncoder, MoveEncoder, ENCODING_VERSION};
+use vzero_model::checkpoint::{self, Expected};
+use vzero_model::{Losses, ModelError, Model, NetConfig, Optimizer, PolicyTargets, TrainBatch, TrainConfig, Trainer};
+use vzero_rules::Variant;
+
+use crate::config::LearnConfig;
+use crate::metrics::{append_metrics, draw_plot, read_metrics, rewrite_metrics, MetricsRow};
+
+/// Why [`Learner::run`] returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    /// `keep_going()` returned false.
+    Stopped,
+    /// Fewer than `min_rows` rows, or the reuse cap is reached: generate more data and call
+    /// `run` again.
+    NeedData,
+}
+
+/// Passed to the progress callback after each step (and once when waiting for data).
+#[derive(Clone, Debug, Default)]
+pub struct LearnStatus {
+    pub step: u64,
+    pub generation: u64,
+    pub samples_seen: u64,
+    pub total_rows: u64,
+    pub window_rows: u64,
+    /// Losses of the last step.
+    pub losses: Losses,
+    pub lr: f64,
+    /// Over the last metrics interval.
+    pub samples_per_s: f64,
+    /// Samples still allowed by the reuse cap before new data is needed.
+    pub budget: u64,
+    /// Name of the newest published checkpoint.
+    pub network: String,
+}
+
+#[derive(Clone, Debug)]
+pub struct LearnSummary {
+    pub stop: StopReason,
+    /// Steps taken in this call.
+    pub steps: u64,
+    pub samples: u64,
+    /// Wall time of this call.
+    pub seconds: f64,
+    /// `samples / seconds` for this call (includes sampling, logging and publishing).
+    pub samples_per_s: f64,
+    pub step: u64,
+    pub generation: u64,
+    /// Checkpoints published in this call (names).
+    pub published: Vec<String>,
+    pub last_losses: Losses,
+}
+
+/// Owns the model, optimizer, replay window and run bookkeeping of one learner process (one
+/// per run directory).
+pub struct Learner {
+    rules_variant: Variant,
+    run: RunDir,
+    net: NetConfig,
+    cfg: LearnConfig,
+    model: Model,
+    trainer: Trainer,
+    window: ReplayWindow,
+    step: u64,
+    samples_seen: u64,
+    generation: u64,
+    network: String,
+    published_step: u64,
+    history: Vec<MetricsRow>,
+    batch: RowBlock,
+    policy: PolicyTargets,
+}
+
+fn now_unix() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
+impl Learner {
+    /// Opens the run: resumes from the newest checkpoint in it (step, samples seen, weights;
+    /// the optimizer state restarts: momentum rebuilds within a few dozen steps), or creates and
+    /// publishes generation 0 from `net` when there is none. The network must fit the variant's
+    /// encoding (input planes, board size, policy size) and, when resuming, equal the
+    /// checkpoint's config. Also removes temporary files of dead writers and truncates
+    /// metrics.csv to the resumed step.
+    pub fn open(run: &RunDir, variant: Variant, net: &NetConfig, cfg: LearnConfig, device: Device) -> Result<Learner> {
+        cfg.validate()?;
+        net.validate().context("network config")?;
+        let inp = InputEncoder::new(variant);
+        let mv = MoveEncoder::new(variant);
+        let shape = inp.shape();
+        if [net.input_planes, net.board_height, net.board_width] != shape {
+            bail!(
+                "network input {}x{}x{} does not fit variant {}'s encoding {}x{}x{} (planes x ranks x files)",
+                net.input_planes, net.board_height, net.board_width, variant.name(), shape[0], shape[1], shape[2]
+            );
+        }
+        if net.policy_size != mv.len() {
+            bail!("network policy_size {} does not fit variant {}'s move encoding ({} moves)", net.policy_size, variant.name(), mv.len());
+        }
+        vzero_model::set_threads(cfg.threads);
+        let removed = run.clean_tmp()?;
+        if removed > 0 {
+            eprintln!("removed {removed} leftover temporary file(s) in {}", run.root().display());
+        }
+        let name = variant.name().to_string();
+        let mut resumed = None;
+        for entry in run.list_checkpoints()?.into_iter().rev() {
+            let expected = Expected { net: Some(net), ..vzero_model::expected(variant) };
+            match checkpoint::load(&entry.path, &expected, device) {
+                Ok((model, meta)) => {
+                    resumed = Some((model, meta, entry));
+                    break;
+                }
+                Err(e @ (ModelError::Mismatch { .. } | ModelError::WeightsMismatch { .. })) => {
+                    return Err(e).with_context(|| format!("cannot resume run {}", run.root().display()))
+                }
+                Err(e) => eprintln!("warning: skipping unreadable checkpoint: {e}"),
+            }
+        }
+        let (model, step, samples_seen, generation, network, fresh) = match resumed {
+            Some((model, meta, entry)) => (model, meta.step, meta.samples_seen, entry.generation, entry.name(), false),
+            None => {
+                let model = vzero_model::fresh_model(variant, net, device, cfg.seed)?;
+                (model, 0, 0, 0, checkpoint_name(0, 0), true)
+            }
+        };
+        let opt = match cfg.optimizer.as_str() {
+            "adamw" => Optimizer::AdamW { beta1: 0.9, beta2: 0.999, eps: 1e-8 },
+            _ => Optimizer::Sgd { momentum: 0.9, nesterov: true },
+        };
+        let tc = TrainConfig {
+            optimizer: opt,
+            lr: cfg.lr_at(step),
+            weight_decay: cfg.weight_decay,
+            policy_weight: 1.0,
+            value_weight: 1.0,
+            moves_left_weight: cfg.moves_left_weight,
+            grad_clip_norm: None,
+        };
+        let trainer = Trainer::new(&model, tc)?;
+        let expect = ChunkExpect { variant: name.clone(), encoding_version: ENCODING_VERSION, planes: Some(shape), policy_size: Some(mv.len()) };
+        let wcfg = WindowConfig { min_rows: cfg.window_min, scale: cfg.window_scale, exponent: cfg.window_exponent };
+        let window = ReplayWindow::new(run, expect, wcfg, cfg.seed ^ step.wrapping_mul(0x9e37_79b9_7f4a_7c15))?;
+        let mut history = read_metrics(&run.metrics_csv())?;
+        if history.iter().any(|r| r.step > step) {
+            history.retain(|r| r.step <= step);
+            rewrite_metrics(&run.metrics_csv(), &history)?;
+        }
+        let mut l = Learner {
+            run: run.clone(),
+            rules_variant: variant,
+            net: net.clone(),
+            cfg,
+            model,
+            trainer,
+            window,
+            step,
+            samples_seen,
+            generation,
+            network,
+            published_step: step,
+            history,
+            batch: RowBlock::default(),
+            policy: PolicyTargets::new(),
+        };
+        if fresh {
+            l.publish_checkpoint(None)?;
+        }
+        Ok(l)
+    }
+
+    pub fn step(&self) -> u64 {
+        self.step
+    }
+
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    pub fn samples_seen(&self) -> u64 {
+        self.samples_seen
+    }
+
+    /// Name (file stem) of the newest published checkpoint = network id for self-play.
+    pub fn network(&self) -> &str {
+        &self.network
+    }
+
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+
+    pub fn config(&self) -> &LearnConfig {
+        &self.cfg
+    }
+
+    pub fn net_config(&self) -> &NetConfig {
+        &self.net
+    }
+
+    pub fn window(&self) -> &ReplayWindow {
+        &self.window
+    }
+
+    /// Path of the newest published checkpoint's metadata file.
+    pub fn checkpoint_path(&self) -> PathBuf {
+        self.run.checkpoints_dir().join(format!("{}.json", self.network))
+    }
+
+    /// Samples still allowed by the reuse cap (0 below `min_rows`).
+    pub fn budget(&self) -> u64 {
+        let total = self.window.total_rows();
+        if total < self.cfg.min_rows {
+            return 0;
+        }
+        let cap = (self.cfg.max_reuse * total as f64) as u64;
+        cap.saturating_sub(self.samples_seen)
+    }
+
+    fn status(&self, losses: Losses, sps: f64) -> LearnStatus {
+        LearnStatus {
+            step: self.step,
+            generation: self.generation,
+            samples_seen: self.samples_seen,
+            total_rows: self.window.total_rows() as u64,
+            window_rows: self.window.window_rows() as u64,
+            losses,
+            lr: self.trainer.lr(),
+            samples_per_s: sps,
+            budget: self.budget(),
+            network: self.network.clone(),
+        }
+    }
+
+    /// Publishes the current weights as the next generation (atomic; see vzero-model).
+    fn publish_checkpoint(&mut self, parent: Option<String>) -> Result<String> {
+        let generation = if parent.is_some() { self.generation + 1 } else { self.generation };
+        let name = checkpoint_name(generation, self.step);
+        let info = vzero_model::checkpoint_info(self.rules_variant, self.step, self.samples_seen, parent);
+        checkpoint::save(&self.model, &self.run.checkpoints_dir().join(&name), &info)
+            .with_context(|| format!("publishing checkpoint {name}"))?;
+        self.generation = generation;
+        self.network = name.clone();
+        self.published_step = self.step;
+        Ok(name)
+    }
+
+    /// Trains while data allows (reuse cap, `min_rows`) and `keep_going()` is true; publishes
+    /// a checkpoint every `publish_every` steps and at the end (if it trained since the last
+    /// one), appends a metrics.csv row every `log_every` steps and redraws `plots/losses.svg`
+    /// at each publish. Calls `progress` after each step. Returns [`StopReason::NeedData`]
+    /// when more data is needed (call again later; the window is rescanned at each call and
+    /// every `log_every` steps).
+    pub fn run(&mut self, keep_going: &dyn Fn() -> bool, progress: &mut dyn FnMut(&LearnStatus)) -> Result<LearnSummary> {
+        let start = Instant::now();
+        let start_step = self.step;
+        let start_samples = self.samples_seen;
+        let mut published = Vec::new();
+        let bs = self.cfg.batch_size as u64;
+        let mut last = Losses::default();
+        let (mut acc, mut acc_n) = ([0f64; 4], 0u64);
+        let mut interval_start = Instant::now();
+        let mut interval_samples = 0u64;
+        let mut sps = 0.0;
+        self.window.refresh()?;
+        let stop = loop {
+            if !keep_going() {
+                break StopReason::Stopped;
+            }
+            if self.budget() < bs {
+                self.window.refresh()?;
+                if self.budget() < bs {
+                    progress(&self.status(last, sps));
+                    break StopReason::NeedData;
+                }
+            }
+            let lr = self.cfg.lr_at(self.step);
+            self.trainer.set_lr(lr);
+            self.window.sample_into(self.cfg.batch_size, &mut self.batch)?;
+            self.policy.clear();
+            for i in 0..self.batch.len() {
+                if self.batch.policy_weight[i] > 0.0 {
+                    let (idx, p) = self.batch.policy(i);
+                    self.policy.push(idx.iter().copied().zip(p.iter().copied()));
+                } else {
+                    self.policy.push(std::iter::empty());
+                }
+            }
+            let tb = TrainBatch {
+                planes: &self.batch.planes,
+                globals: None,
+                policy: &self.policy,
+                wdl: &self.batch.wdl,
+                moves_left: Some(&self.batch.moves_left),
+                weights: Some(&self.batch.weight),
+            };
+            last = self.trainer.step(&self.model, &tb)?;
+            self.step += 1;
+            self.samples_seen += bs;
+            interval_samples += bs;
+            for (a, v) in acc.iter_mut().zip([last.total, last.policy, last.value, last.moves_left]) {
+                *a += v;
+            }
+            acc_n += 1;
+            if self.step % self.cfg.log_every == 0 {
+                let secs = interval_start.elapsed().as_secs_f64().max(1e-9);
+                sps = interval_samples as f64 / secs;
+                let (entropy, accuracy) = self.batch_metrics()?;
+                let n = acc_n.max(1) as f64;
+                let row = MetricsRow {
+                    step: self.step,
+                    samples: self.samples_seen,
+                    generation: self.generation,
+                    total_rows: self.window.total_rows() as u64,
+                    window_rows: self.window.window_rows() as u64,
+                    loss_total: acc[0] / n,
+                    loss_policy: acc[1] / n,
+                    loss_value: acc[2] / n,
+                    loss_moves_left: acc[3] / n,
+                    policy_entropy: entropy,
+                    value_accuracy: accuracy,
+                    lr,
+                    samples_per_s: sps,
+                    unix: now_unix(),
+                };
+                append_metrics(&self.run.metrics_csv(), &row)?;
+                self.history.push(row);
+                acc = [0.0; 4];
+                acc_n = 0;
+                self.window.refresh()?;
+                interval_start = Instant::now();
+                interval_samples = 0;
+            }
+            if self.step % self.cfg.publish_every == 0 {
+                published.push(self.publish()?);
+            }
+            progress(&self.status(last, sps));
+        };
+        if self.step > self.published_step {
+            published.push(self.publish()?);
+        }
+        let seconds = start.elapsed().as_secs_f64();
+        let samples = self.samples_seen - start_samples;
+        Ok(LearnSummary {
+            stop,
+            steps: self.step - start_step,
+            samples,
+            seconds,
+            samples_per_s: if seconds > 0.0 { samples as f64 / seconds } else { 0.0 },
+            step: self.step,
+            generation: self.generation,
+            published,
+            last_losses: last,
+        })
+    }
+
+    /// Publishes a new generation now (unless this step is already published) and redraws the
+    /// plot. Returns the name of the newest checkpoint.
+    pub fn publish(&mut self) -> Result<String> {
+        if self.published_step == self.step {
+            return Ok(self.network.clone());
+        }
+        let parent = Some(self.network.clone());
+        let name = self.publish_checkpoint(parent)?;
+        if !self.history.is_empty() {
+            let plot = self.run.plots_dir().join("losses.svg");
+            if let Err(e) = draw_plot(&plot, &self.history) {
+                eprintln!("warning: could not draw {}: {e:#}", plot.display());
+            }
+        }
+        Ok(name)
+    }
+
+    /// Policy entropy (nats, mean over rows) and value accuracy of the current network on the
+    /// last sampled batch (eval mode, no grad).
+    fn batch_metrics(&self) -> Result<(f64, f64)> {
+        let b = self.batch.len();
+        if b == 0 {
+            return Ok((0.0, 0.0));
+        }
+        let (x, g) = self.model.input_tensors(b, &self.batch.planes, None)?;
+        let (entropy, pred) = tch::no_grad(|| {
+            let out = self.model.forward_t(&x, g.as_ref(), false);
+            let logp = out.policy.log_softmax(-1, Kind::Float);
+            let ent = -(logp.exp() * &logp).sum_dim_intlist(1, false, Kind::Float).mean(Kind::Float);
+            (ent, out.wdl.argmax(1, false))
+        });
+        let entropy = f64::try_from(entropy.to_device(Device::Cpu))?;
+        let pred = Vec::<i64>::try_from(pred.to_device(Device::Cpu))?;
+        let correct = pred
+            .iter()
+            .zip(&self.batch.wdl)
+            .filter(|(&p, t)| {
+                let best = (0..3).fold(0, |bi, k| if t[k] > t[bi] { k } else { bi });
+                p as usize == best
+            })
+            .count();
+        Ok((entropy, correct as f64 / b as f64))
+    }
+}

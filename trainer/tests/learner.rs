@@ -1,0 +1,219 @@
+use std::cell::Cell;
+use std::fs;
+
+use vzero_data::{write_chunk, RunDir};
+use vzero_model::{Device, NetConfig, PolicyHead};
+use vzero_rules::Variant;
+use vzero_trainer::synth::{synth_meta, synth_rows};
+use vzero_trainer::*;
+
+fn variant() -> Variant {
+    Variant::builtin("empire").unwrap()
+}
+
+fn tiny_net(v: Variant) -> NetConfig {
+    let inp = vzero_encoding::InputEncoder::new(v);
+    let [c, h, w] = inp.shape();
+    let p = vzero_encoding::MoveEncoder::new(v).len();
+    let mut n = NetConfig::with_size(c, h, w, p, 1, 16);
+    n.policy_head = PolicyHead::Dense { channels: 2 };
+    n.value_channels = 8;
+    n.value_hidden = 16;
+    n
+}
+
+fn cfg() -> LearnConfig {
+    LearnConfig {
+        batch_size: 64,
+        optimizer: "adamw".into(),
+        lr: 3e-3,
+        lr_warmup_steps: 0,
+        lr_schedule: LrSchedule::Constant,
+        weight_decay: 1e-4,
+        max_reuse: 4.0,
+        min_rows: 500,
+        window_min: 100_000,
+        window_exponent: 0.65,
+        window_scale: 8.0,
+        publish_every: 20,
+        threads: 1,
+        log_every: 5,
+        moves_left_weight: 0.1,
+        seed: 1,
+    }
+}
+
+fn add_chunk(run: &RunDir, rows: usize, seed: u64) {
+    let v = variant();
+    write_chunk(&run.new_chunk_path("t"), &synth_meta(v, "x"), &synth_rows(v, rows, seed), &[]).unwrap();
+}
+
+fn json_count(run: &RunDir) -> usize {
+    fs::read_dir(run.checkpoints_dir()).unwrap().filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().ends_with(".json")).count()
+}
+
+#[test]
+fn learns_publishes_caps_and_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = RunDir::create_or_open(dir.path().join("run")).unwrap();
+    let v = variant();
+    let net = tiny_net(v);
+    let mut l = Learner::open(&run, v, &net, cfg(), Device::Cpu).unwrap();
+    // generation 0 published at once
+    assert_eq!((l.step(), l.generation()), (0, 0));
+    assert_eq!(run.latest_checkpoint().unwrap().unwrap(), run.checkpoints_dir().join("gen-000000-step-000000000.json"));
+    // below min_rows: nothing to do
+    add_chunk(&run, 256, 1);
+    let s = l.run(&|| true, &mut |_| {}).unwrap();
+    assert_eq!((s.stop, s.steps), (StopReason::NeedData, 0));
+    for seed in 2..5 {
+        add_chunk(&run, 256, seed);
+    }
+    let mut calls = 0;
+    let s = l.run(&|| true, &mut |st| {
+        calls += 1;
+        assert!(st.losses.total.is_finite());
+    })
+    .unwrap();
+    // reuse cap: 4 x 1024 rows / 64 per batch = 64 steps, then it needs data
+    assert_eq!((s.stop, s.steps, s.samples), (StopReason::NeedData, 64, 4096));
+    assert!(calls >= 64);
+    assert_eq!(s.published, ["gen-000001-step-000000020", "gen-000002-step-000000040", "gen-000003-step-000000060", "gen-000004-step-000000064"]);
+    assert_eq!(json_count(&run), 5);
+    assert_eq!(run.latest_checkpoint().unwrap().unwrap(), run.checkpoints_dir().join("gen-000004-step-000000064.json"));
+    // metrics and plot
+    let m = read_metrics(&run.metrics_csv()).unwrap();
+    assert_eq!(m.len(), 12);
+    assert_eq!(m.last().unwrap().step, 60);
+    let (first, last) = (&m[0], m.last().unwrap());
+    eprintln!("first {first:?}\nlast {last:?}");
+    assert!(last.loss_total < 0.7 * first.loss_total, "loss must fall: {} -> {}", first.loss_total, last.loss_total);
+    assert!(last.loss_policy < first.loss_policy && last.loss_value < first.loss_value);
+    assert!(last.policy_entropy < first.policy_entropy);
+    assert!(m.iter().all(|r| r.samples_per_s > 0.0 && r.lr > 0.0));
+    let svg = fs::read_to_string(run.plots_dir().join("losses.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("</svg>"));
+    // no new data: nothing more
+    let s = l.run(&|| true, &mut |_| {}).unwrap();
+    assert_eq!((s.stop, s.steps), (StopReason::NeedData, 0));
+    // keep_going stops it
+    add_chunk(&run, 256, 9);
+    let n = Cell::new(0);
+    let s = l.run(&|| { n.set(n.get() + 1); n.get() <= 3 }, &mut |_| {}).unwrap();
+    assert_eq!((s.stop, s.steps), (StopReason::Stopped, 3));
+    assert_eq!(s.published, ["gen-000005-step-000000067"]);
+    drop(l);
+
+    // re-open: resumes at the same step / generation / samples
+    let mut l = Learner::open(&run, v, &net, cfg(), Device::Cpu).unwrap();
+    assert_eq!((l.step(), l.generation(), l.samples_seen()), (67, 5, 67 * 64));
+    assert_eq!(l.network(), "gen-000005-step-000000067");
+    let s = l.run(&|| true, &mut |_| {}).unwrap();
+    assert_eq!((s.stop, s.steps), (StopReason::NeedData, 80 - 67));
+    assert_eq!(l.step(), 80);
+    // a different network config is refused on resume
+    let mut other = net.clone();
+    other.channels = 8;
+    let e = Learner::open(&run, v, &other, cfg(), Device::Cpu).err().unwrap();
+    assert!(format!("{e:#}").contains("network config"), "{e:#}");
+}
+
+#[test]
+fn kill_between_publishes_resumes_from_last_checkpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = RunDir::create_or_open(dir.path()).unwrap();
+    let v = variant();
+    let net = tiny_net(v);
+    for seed in 0..2 {
+        add_chunk(&run, 512, seed);
+    }
+    let mut c = cfg();
+    c.publish_every = 10;
+    let mut l = Learner::open(&run, v, &net, c.clone(), Device::Cpu).unwrap();
+    let n = Cell::new(0);
+    let s = l.run(&|| { n.set(n.get() + 1); n.get() <= 25 }, &mut |_| {}).unwrap();
+    assert_eq!(s.step, 25);
+    drop(l);
+    // Simulate SIGKILL after step 25 but before its checkpoint: remove it, leave a half-written
+    // temporary checkpoint of a dead writer and metrics rows past step 20.
+    fs::remove_file(run.checkpoints_dir().join("gen-000003-step-000000025.json")).unwrap();
+    let tmp = run.checkpoints_dir().join(".gen-000003-step-000000025.safetensors.999999999-0.tmp");
+    fs::write(&tmp, b"partial").unwrap();
+    assert_eq!(read_metrics(&run.metrics_csv()).unwrap().last().unwrap().step, 25);
+    assert_eq!(run.latest_checkpoint().unwrap().unwrap(), run.checkpoints_dir().join("gen-000002-step-000000020.json"));
+    let l = Learner::open(&run, v, &net, c, Device::Cpu).unwrap();
+    assert_eq!((l.step(), l.generation(), l.samples_seen()), (20, 2, 20 * 64));
+    assert!(!tmp.exists(), "dead writer's tmp removed");
+    assert_eq!(read_metrics(&run.metrics_csv()).unwrap().last().unwrap().step, 20, "metrics truncated to the resumed step");
+}
+
+#[test]
+fn corrupt_chunk_skipped_foreign_variant_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = RunDir::create_or_open(dir.path()).unwrap();
+    let v = variant();
+    let net = tiny_net(v);
+    add_chunk(&run, 600, 0);
+    let bad = run.data_dir().join("0000000000001-bad-000000.h5");
+    fs::write(&bad, b"\x89HDF\r\n\x1a\ntruncated").unwrap();
+    let mut c = cfg();
+    c.max_reuse = 0.5;
+    let mut l = Learner::open(&run, v, &net, c.clone(), Device::Cpu).unwrap();
+    let s = l.run(&|| true, &mut |_| {}).unwrap();
+    assert_eq!(s.steps, 4); // 0.5 * 600 / 64
+    assert_eq!(l.window().skipped().len(), 1);
+    assert_eq!(l.window().skipped()[0].0, bad);
+    // a chunk of another variant in the run is refused, naming the file
+    let mut meta = synth_meta(v, "x");
+    meta.variant = "shogun".into();
+    let foreign = run.new_chunk_path("f");
+    write_chunk(&foreign, &meta, &synth_rows(v, 10, 1), &[]).unwrap();
+    let e = format!("{:#}", l.run(&|| true, &mut |_| {}).err().unwrap());
+    assert!(e.contains("variant") && e.contains(&*foreign.to_string_lossy()), "{e}");
+}
+
+#[test]
+fn config_validation_and_schedule() {
+    let mut c = cfg();
+    c.validate().unwrap();
+    c.optimizer = "adam".into();
+    assert!(c.validate().unwrap_err().to_string().contains("learn.optimizer"));
+    let mut c = cfg();
+    c.window_exponent = 2.0;
+    assert!(c.validate().unwrap_err().to_string().contains("learn.window_exponent"));
+    let mut c = cfg();
+    c.batch_size = 0;
+    assert!(c.validate().unwrap_err().to_string().contains("learn.batch_size"));
+    let mut c = cfg();
+    c.lr_schedule = LrSchedule::Step { every: 0, factor: 0.1 };
+    assert!(c.validate().unwrap_err().to_string().contains("every"));
+    // lr schedule
+    let mut c = cfg();
+    c.lr = 0.1;
+    c.lr_warmup_steps = 10;
+    c.lr_schedule = LrSchedule::Step { every: 100, factor: 0.1 };
+    assert!((c.lr_at(0) - 0.01).abs() < 1e-12);
+    assert!((c.lr_at(50) - 0.1).abs() < 1e-12);
+    assert!((c.lr_at(250) - 0.001).abs() < 1e-12);
+    c.lr_schedule = LrSchedule::Cosine { period: 100, min_factor: 0.0 };
+    assert!((c.lr_at(50) - 0.05).abs() < 1e-9 && c.lr_at(99) < 0.001 && (c.lr_at(100) - 0.1).abs() < 1e-12);
+    // serde: round trip, unknown fields refused, defaults for optional fields
+    let json = serde_json::to_string(&cfg()).unwrap();
+    assert_eq!(serde_json::from_str::<LearnConfig>(&json).unwrap(), cfg());
+    let bad = json.replacen("{", "{\"batch\":1,", 1);
+    assert!(serde_json::from_str::<LearnConfig>(&bad).unwrap_err().to_string().contains("batch"));
+    let mut v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    v.as_object_mut().unwrap().remove("log_every");
+    assert_eq!(serde_json::from_value::<LearnConfig>(v).unwrap().log_every, 10);
+}
+
+#[test]
+fn net_must_fit_the_encoding() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = RunDir::create_or_open(dir.path()).unwrap();
+    let v = variant();
+    let mut net = tiny_net(v);
+    net.policy_size += 1;
+    let e = Learner::open(&run, v, &net, cfg(), Device::Cpu).err().unwrap().to_string();
+    assert!(e.contains("policy_size"), "{e}");
+}

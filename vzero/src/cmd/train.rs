@@ -1,0 +1,300 @@
+//! `vzero train`, `vzero selfplay` and `vzero learn`: the training loop, together in one process
+//! or each half alone against a shared run directory.
+
+use std::cell::Cell;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use vzero_data::RunDir;
+use vzero_model::{net_config, DeviceChoice};
+use vzero_rules::Variant;
+use vzero_selfplay::{run_worker, Stats, WorkerContext};
+use vzero_trainer::{LearnStatus, Learner, StopReason};
+
+use crate::config::RunConfig;
+
+/// Options shared by the three commands.
+#[derive(Args, Debug, Clone)]
+pub struct RunArgs {
+    /// Variant whose embedded default config to use (when no --config and no stored config).
+    #[arg(long)]
+    pub variant: Option<String>,
+    /// Config file (TOML); default: the run's stored config, else the variant's embedded one.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Run directory: data, checkpoints, metrics and plots.
+    #[arg(long)]
+    pub run: PathBuf,
+    /// Stop after this many minutes.
+    #[arg(long)]
+    pub minutes: Option<f64>,
+    /// Stop after this many finished self-play games (this process).
+    #[arg(long)]
+    pub games: Option<u64>,
+    /// Stop after this many training steps (in all, counting earlier sessions).
+    #[arg(long)]
+    pub steps: Option<u64>,
+    /// Override the config's device: auto, cpu, cuda, cuda:N.
+    #[arg(long)]
+    pub device: Option<DeviceChoice>,
+    /// Override the number of self-play workers.
+    #[arg(long)]
+    pub workers: Option<usize>,
+    /// No progress bar (for logs).
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// The effective config of a run: `--config`, else the run's stored config, else the embedded
+/// default of `--variant` (empire by default). Stored into the run directory.
+fn resolve_config(a: &RunArgs, run: &RunDir) -> Result<RunConfig> {
+    let stored = run.root().join("config.toml");
+    let mut cfg = if let Some(path) = &a.config {
+        RunConfig::load(path)?
+    } else if stored.exists() {
+        RunConfig::load(&stored)?
+    } else {
+        RunConfig::embedded(a.variant.as_deref().unwrap_or("empire"))?
+    };
+    if let Some(v) = &a.variant {
+        if &cfg.variant != v {
+            bail!("--variant {v} does not match the config's variant '{}'", cfg.variant);
+        }
+    }
+    if stored.exists() {
+        let old = RunConfig::load(&stored)?;
+        if old.variant != cfg.variant {
+            bail!("run {} holds variant '{}', not '{}'", run.root().display(), old.variant, cfg.variant);
+        }
+    }
+    if let Some(d) = a.device {
+        cfg.device = d.to_string();
+    }
+    if let Some(w) = a.workers {
+        cfg.selfplay.workers = w;
+    }
+    cfg.validate()?;
+    vzero_model::checkpoint::write_atomic(&stored, cfg.to_toml()?.as_bytes())?;
+    Ok(cfg)
+}
+
+struct Limits {
+    start: Instant,
+    minutes: Option<f64>,
+    steps: Option<u64>,
+}
+
+impl Limits {
+    fn time_left(&self) -> bool {
+        self.minutes.is_none_or(|m| self.start.elapsed().as_secs_f64() < m * 60.0)
+    }
+}
+
+fn bar(quiet: bool) -> ProgressBar {
+    if quiet {
+        return ProgressBar::hidden();
+    }
+    let pb = ProgressBar::new_spinner();
+    pb.set_style(ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}").expect("valid template"));
+    pb.enable_steady_tick(Duration::from_millis(250));
+    pb
+}
+
+fn selfplay_line(stats: &Stats) -> String {
+    let l = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
+    let evals = l(&stats.evals);
+    let batches = l(&stats.batches).max(1);
+    format!(
+        "games {} (+{} ={} -{}) moves {} rows {} | batch {:.1} | net {}",
+        l(&stats.games),
+        l(&stats.results[0]),
+        l(&stats.results[1]),
+        l(&stats.results[2]),
+        l(&stats.moves),
+        l(&stats.rows),
+        evals as f64 / batches as f64,
+        stats.network.lock().unwrap_or_else(|e| e.into_inner())
+    )
+}
+
+fn learn_line(s: &LearnStatus) -> String {
+    format!(
+        "step {} gen {} loss {:.3} (policy {:.3} value {:.3}) window {} rows",
+        s.step, s.generation, s.losses.total, s.losses.policy, s.losses.value, s.window_rows
+    )
+}
+
+/// Starts `workers` self-play threads.
+fn spawn_workers(cfg: &RunConfig, run: &RunDir, variant: Variant, stop: &Arc<AtomicBool>, stats: &Arc<Stats>, max_games: Option<u64>) -> Result<Vec<std::thread::JoinHandle<Result<()>>>> {
+    let device = cfg.device.parse::<DeviceChoice>().map_err(anyhow::Error::msg)?.resolve()?;
+    let host = std::process::id();
+    (0..cfg.selfplay.workers)
+        .map(|i| {
+            let ctx = WorkerContext {
+                run: run.clone(),
+                variant,
+                config: cfg.selfplay.clone(),
+                device,
+                stop: stop.clone(),
+                stats: stats.clone(),
+                max_games,
+                name: format!("p{host}w{i}"),
+                seed: rand_seed(i),
+            };
+            std::thread::Builder::new().name(format!("selfplay-{i}")).spawn(move || run_worker(ctx)).context("starting a self-play thread")
+        })
+        .collect()
+}
+
+fn rand_seed(i: usize) -> u64 {
+    let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
+    t ^ (std::process::id() as u64) << 32 ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+fn join(workers: Vec<std::thread::JoinHandle<Result<()>>>) -> Result<()> {
+    for w in workers {
+        match w.join() {
+            Ok(r) => r?,
+            Err(_) => bail!("a self-play thread panicked"),
+        }
+    }
+    Ok(())
+}
+
+fn open_learner(cfg: &RunConfig, run: &RunDir, variant: Variant) -> Result<Learner> {
+    let device = cfg.device.parse::<DeviceChoice>().map_err(anyhow::Error::msg)?.resolve()?;
+    let net = net_config(variant, cfg.net.blocks, cfg.net.channels)?;
+    Learner::open(run, variant, &net, cfg.learn.clone(), device)
+}
+
+fn print_paths(run: &RunDir) {
+    println!("run directory  {}", run.root().display());
+    println!("  checkpoints  {}", run.checkpoints_dir().display());
+    println!("  data         {}", run.data_dir().display());
+    println!("  metrics      {}", run.metrics_csv().display());
+    println!("  plots        {}", run.plots_dir().display());
+}
+
+/// `vzero train`: self-play and training together.
+pub fn train(a: RunArgs) -> Result<()> {
+    let run = RunDir::create_or_open(&a.run)?;
+    let cfg = resolve_config(&a, &run)?;
+    let variant = Variant::load(&cfg.variant)?;
+    let removed = run.clean_tmp()?;
+    if removed > 0 {
+        eprintln!("removed {removed} temporary files left by an interrupted run");
+    }
+    let limits = Limits { start: Instant::now(), minutes: a.minutes, steps: a.steps };
+    let mut learner = open_learner(&cfg, &run, variant)?;
+    let start_step = learner.step();
+    let stop = Arc::new(AtomicBool::new(false));
+    let stats = Arc::new(Stats::default());
+    let workers = spawn_workers(&cfg, &run, variant, &stop, &stats, a.games)?;
+    let pb = bar(a.quiet);
+    let mut last_learn = String::from("waiting for data");
+    let games_done = || a.games.is_some_and(|g| stats.games.load(Ordering::Relaxed) >= g);
+    let mut failure = None;
+    loop {
+        let step_limit = limits.steps.is_some_and(|s| learner.step() >= s);
+        if !limits.time_left() || games_done() || step_limit || workers.iter().all(|w| w.is_finished()) {
+            break;
+        }
+        let step = Cell::new(learner.step());
+        let keep_going = || limits.time_left() && !games_done() && limits.steps.is_none_or(|s| step.get() < s) && !workers.iter().any(|w| w.is_finished());
+        let mut progress = |s: &LearnStatus| {
+            step.set(s.step);
+            last_learn = learn_line(s);
+            pb.set_message(format!("{} | {}", selfplay_line(&stats), last_learn));
+        };
+        let summary = match learner.run(&keep_going, &mut progress) {
+            Ok(s) => s,
+            Err(e) => {
+                failure = Some(e);
+                break;
+            }
+        };
+        if summary.stop == StopReason::NeedData {
+            pb.set_message(format!("{} | {} (waiting for data)", selfplay_line(&stats), last_learn));
+            std::thread::sleep(Duration::from_millis(500));
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    let joined = join(workers);
+    pb.finish_and_clear();
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    joined?;
+    learner.publish()?;
+    println!("{}", selfplay_line(&stats));
+    println!(
+        "trained {} steps this session (step {} in all, generation {}), {:.1} min",
+        learner.step() - start_step,
+        learner.step(),
+        learner.generation(),
+        limits.start.elapsed().as_secs_f64() / 60.0
+    );
+    print_paths(&run);
+    Ok(())
+}
+
+/// `vzero selfplay`: self-play alone, against the run's newest checkpoint.
+pub fn selfplay(a: RunArgs) -> Result<()> {
+    let run = RunDir::create_or_open(&a.run)?;
+    let cfg = resolve_config(&a, &run)?;
+    let variant = Variant::load(&cfg.variant)?;
+    if run.latest_checkpoint()?.is_none() {
+        eprintln!("no checkpoint in {} yet: waiting for `vzero learn` to publish one", run.checkpoints_dir().display());
+    }
+    let limits = Limits { start: Instant::now(), minutes: a.minutes, steps: None };
+    let stop = Arc::new(AtomicBool::new(false));
+    let stats = Arc::new(Stats::default());
+    let workers = spawn_workers(&cfg, &run, variant, &stop, &stats, a.games)?;
+    let pb = bar(a.quiet);
+    while limits.time_left() && !workers.iter().all(|w| w.is_finished()) {
+        pb.set_message(selfplay_line(&stats));
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    stop.store(true, Ordering::Relaxed);
+    let joined = join(workers);
+    pb.finish_and_clear();
+    joined?;
+    println!("{}", selfplay_line(&stats));
+    print_paths(&run);
+    Ok(())
+}
+
+/// `vzero learn`: training alone, on the data that self-play processes write into the run.
+pub fn learn(a: RunArgs) -> Result<()> {
+    let run = RunDir::create_or_open(&a.run)?;
+    let cfg = resolve_config(&a, &run)?;
+    let variant = Variant::load(&cfg.variant)?;
+    let limits = Limits { start: Instant::now(), minutes: a.minutes, steps: a.steps };
+    let mut learner = open_learner(&cfg, &run, variant)?;
+    let start_step = learner.step();
+    let pb = bar(a.quiet);
+    let mut last = String::from("waiting for data");
+    while limits.time_left() && limits.steps.is_none_or(|s| learner.step() < s) {
+        let step = Cell::new(learner.step());
+        let keep_going = || limits.time_left() && limits.steps.is_none_or(|s| step.get() < s);
+        let summary = learner.run(&keep_going, &mut |s: &LearnStatus| {
+            step.set(s.step);
+            last = learn_line(s);
+            pb.set_message(last.clone());
+        })?;
+        if summary.stop == StopReason::NeedData {
+            pb.set_message(format!("{last} (waiting for data)"));
+            std::thread::sleep(Duration::from_millis(500));
+        }
+    }
+    pb.finish_and_clear();
+    learner.publish()?;
+    println!("trained {} steps (step {} in all, generation {})", learner.step() - start_step, learner.step(), learner.generation());
+    print_paths(&run);
+    Ok(())
+}

@@ -1,0 +1,131 @@
+//! Training-run configuration: one TOML file with the variant, the network shape and the
+//! `[selfplay]` and `[learn]` settings. Each variant has an embedded small CPU default
+//! (`configs/<variant>.toml`) and a larger GPU profile (`configs/<variant>-gpu.toml`).
+
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use vzero_model::DeviceChoice;
+use vzero_selfplay::SelfplayConfig;
+use vzero_trainer::LearnConfig;
+
+/// Embedded configs, by name.
+pub const EMBEDDED: &[(&str, &str)] = &[
+    ("empire", include_str!("../../configs/empire.toml")),
+    ("shogun", include_str!("../../configs/shogun.toml")),
+    ("spqr", include_str!("../../configs/spqr.toml")),
+    ("empire-faceoff", include_str!("../../configs/empire-faceoff.toml")),
+    ("shogun-auto", include_str!("../../configs/shogun-auto.toml")),
+    ("empire-gpu", include_str!("../../configs/empire-gpu.toml")),
+    ("shogun-gpu", include_str!("../../configs/shogun-gpu.toml")),
+    ("spqr-gpu", include_str!("../../configs/spqr-gpu.toml")),
+    ("empire-faceoff-gpu", include_str!("../../configs/empire-faceoff-gpu.toml")),
+    ("shogun-auto-gpu", include_str!("../../configs/shogun-auto-gpu.toml")),
+];
+
+/// Network shape.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetShape {
+    /// Residual blocks.
+    pub blocks: usize,
+    /// Trunk channels.
+    pub channels: usize,
+}
+
+/// A whole training run's settings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunConfig {
+    /// Variant name or definition file.
+    pub variant: String,
+    /// `auto`, `cpu`, `cuda` or `cuda:N`.
+    #[serde(default = "auto")]
+    pub device: String,
+    /// Network shape.
+    pub net: NetShape,
+    /// Self-play settings.
+    #[serde(default)]
+    pub selfplay: SelfplayConfig,
+    /// Trainer settings.
+    pub learn: LearnConfig,
+}
+
+fn auto() -> String {
+    "auto".into()
+}
+
+impl RunConfig {
+    /// Parses and validates a config; `source` names it in errors.
+    pub fn parse(text: &str, source: &str) -> Result<RunConfig> {
+        let cfg: RunConfig = toml::from_str(text).map_err(|e| anyhow::anyhow!("{source}: {}", e.to_string().trim().replace('\n', " ")))?;
+        cfg.validate().with_context(|| format!("{source}: invalid config"))?;
+        Ok(cfg)
+    }
+
+    /// Reads and validates a config file.
+    pub fn load(path: &Path) -> Result<RunConfig> {
+        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        RunConfig::parse(&text, &path.display().to_string())
+    }
+
+    /// The embedded default of a variant (or any embedded name such as `empire-gpu`).
+    pub fn embedded(name: &str) -> Result<RunConfig> {
+        match EMBEDDED.iter().find(|(n, _)| *n == name) {
+            Some((n, text)) => RunConfig::parse(text, &format!("embedded config '{n}'")),
+            None => bail!(
+                "no embedded config for '{name}' (known: {})",
+                EMBEDDED.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+            ),
+        }
+    }
+
+    /// Checks every section.
+    pub fn validate(&self) -> Result<()> {
+        vzero_rules::Variant::load(&self.variant).context("variant")?;
+        self.device.parse::<DeviceChoice>().map_err(|e| anyhow::anyhow!("device: {e}"))?;
+        if !(1..=64).contains(&self.net.blocks) || !(1..=1024).contains(&self.net.channels) {
+            bail!("net: blocks must be 1..=64 and channels 1..=1024, got {} x {}", self.net.blocks, self.net.channels);
+        }
+        self.selfplay.validate().map_err(anyhow::Error::msg)?;
+        self.learn.validate()?;
+        Ok(())
+    }
+
+    /// The config as TOML.
+    pub fn to_toml(&self) -> Result<String> {
+        Ok(toml::to_string_pretty(self)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_embedded_config_is_valid() {
+        for (name, _) in EMBEDDED {
+            let cfg = RunConfig::embedded(name).unwrap();
+            assert!(name.starts_with(&cfg.variant), "{name}");
+            let again = RunConfig::parse(&cfg.to_toml().unwrap(), "round trip").unwrap();
+            assert_eq!(again, cfg);
+        }
+    }
+
+    #[test]
+    fn broken_configs_name_the_problem() {
+        let good = EMBEDDED[0].1;
+        for (text, needle) in [
+            (good.replace("blocks = 4", "blocks = 0"), "blocks"),
+            (good.replace("variant = \"empire\"", "variant = \"nope\""), "nope"),
+            (good.replace("full_sims = 64", "full_sims = 0"), "full_sims"),
+            (good.replace("batch_size = 256", "batch_size = 0"), "batch_size"),
+            (good.replace("[net]", "[nett]"), "nett"),
+            (good.replace("lr = 0.02", "lr = \"fast\""), "lr"),
+            (good.replace("device = \"auto\"", "device = \"tpu\""), "tpu"),
+        ] {
+            let e = format!("{:#}", RunConfig::parse(&text, "test.toml").unwrap_err());
+            assert!(e.contains("test.toml") && e.contains(needle), "{needle}: {e}");
+        }
+    }
+}
