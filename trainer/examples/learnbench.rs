@@ -97,9 +97,28 @@ fn main() -> anyhow::Result<()> {
         raws.push(raw(&mut tr, steps)?);
         learns.push(learn_run(&mut learner, steps)?);
     }
+    // (c) the learner's own per-step work without the step: window sampling + target building
+    let expect = vzero_data::ChunkExpect { variant: variant.name().into(), encoding_version: vzero_encoding::ENCODING_VERSION, planes: Some([c, h, w]), policy_size: Some(policy) };
+    let mut win = vzero_data::ReplayWindow::new(&run, expect, vzero_data::WindowConfig { min_rows: 1_000_000, scale: 1.0, exponent: 1.0 }, 0)?;
+    win.refresh()?;
+    let mut out = RowBlock::default();
+    win.sample_into(batch, &mut out)?; // loads the cache
+    let n = 200;
+    let t = Instant::now();
+    for _ in 0..n {
+        win.sample_into(batch, &mut out)?;
+        pt.clear();
+        for i in 0..out.len() {
+            let (idx, p) = out.policy(i);
+            pt.push(idx.iter().copied().zip(p.iter().copied()));
+        }
+    }
+    let sample_ms = t.elapsed().as_secs_f64() * 1e3 / n as f64;
     let best = |v: &[f64]| v.iter().cloned().fold(0.0, f64::max);
     println!("raw Trainer::step   samples/s: {:?} (best {:.0})", raws.iter().map(|x| x.round()).collect::<Vec<_>>(), best(&raws));
     println!("Learner::run        samples/s: {:?} (best {:.0})", learns.iter().map(|x| x.round()).collect::<Vec<_>>(), best(&learns));
+    let step_ms = batch as f64 * 1e3 / best(&raws);
+    println!("sampling + targets: {sample_ms:.3} ms/batch vs {step_ms:.1} ms/step -> overhead bound {:.3}", step_ms / (step_ms + sample_ms));
     println!("ratio (best/best): {:.3}; per pair: {:?}", best(&learns) / best(&raws), raws.iter().zip(&learns).map(|(r, l)| format!("{:.3}", l / r)).collect::<Vec<_>>());
     Ok(())
 }
