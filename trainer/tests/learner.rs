@@ -249,3 +249,24 @@ fn net_must_fit_the_encoding() {
     let e = Learner::open(&run, v, &net, cfg(), Device::Cpu).err().unwrap().to_string();
     assert!(e.contains("policy_size"), "{e}");
 }
+
+#[test]
+fn plot_from_metrics() {
+    let rows: Vec<MetricsRow> = (1..=50)
+        .map(|i| MetricsRow {
+            step: i * 10,
+            samples: i * 640,
+            loss_total: 8.0 / (i as f64).sqrt(),
+            loss_policy: 6.0 / (i as f64).sqrt(),
+            loss_value: 1.0 / (i as f64).sqrt() + 0.5,
+            loss_moves_left: 0.3,
+            value_accuracy: 0.5 + 0.4 * (i as f64 / 50.0),
+            ..Default::default()
+        })
+        .collect();
+    // kept under target/tmp for a look
+    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("losses-example.svg");
+    draw_plot(&path, &rows).unwrap();
+    let svg = fs::read_to_string(&path).unwrap();
+    assert!(svg.contains("<polyline") && svg.contains("training losses") && svg.contains("policy"));
+}
