@@ -57,10 +57,13 @@ fn main() -> anyhow::Result<()> {
     let model = Model::new_seeded(&net, Device::Cpu, 0)?;
     let mut tr = Trainer::new(&model, TrainConfig::sgd())?;
     let tb = TrainBatch { planes: &b.planes, globals: None, policy: &pt, wdl: &b.wdl, moves_left: Some(&b.moves_left), weights: Some(&b.weight) };
-    let raw = |tr: &mut Trainer, n: u64| -> anyhow::Result<f64> {
+    let mut raw_ms: Vec<f64> = Vec::new();
+    let mut raw = |tr: &mut Trainer, n: u64| -> anyhow::Result<f64> {
         let t = Instant::now();
         for _ in 0..n {
+            let s = Instant::now();
             tr.step(&model, &tb)?;
+            raw_ms.push(s.elapsed().as_secs_f64() * 1e3);
         }
         Ok((n as usize * batch) as f64 / t.elapsed().as_secs_f64())
     };
@@ -83,23 +86,60 @@ fn main() -> anyhow::Result<()> {
         STEP.with(|s| s.get() < limit)
     }
     thread_local!(static STEP: std::cell::Cell<u64> = const { std::cell::Cell::new(0) });
-    let learn_run = |l: &mut Learner, n: u64| -> anyhow::Result<f64> {
+    let mut learn_ms: Vec<f64> = Vec::new();
+    let mut learn_run = |l: &mut Learner, n: u64| -> anyhow::Result<f64> {
         STEP.with(|s| s.set(l.step()));
         let limit = l.step() + n;
         let t = Instant::now();
-        l.run(&|| l_step_below(limit), &mut |st| STEP.with(|s| s.set(st.step)))?;
+        let mut last = Instant::now();
+        l.run(&|| l_step_below(limit), &mut |st| {
+            STEP.with(|s| s.set(st.step));
+            learn_ms.push(last.elapsed().as_secs_f64() * 1e3);
+            last = Instant::now();
+        })?;
         Ok((n as usize * batch) as f64 / t.elapsed().as_secs_f64())
     };
     learn_run(&mut learner, 3)?; // warm-up (loads the window cache)
     let mut raws = Vec::new();
     let mut learns = Vec::new();
-    for _ in 0..2 {
+    for _ in 0..3 {
         raws.push(raw(&mut tr, steps)?);
         learns.push(learn_run(&mut learner, steps)?);
     }
+    // (c) the learner's own per-step work without the step: window sampling + target building
+    let expect = vzero_data::ChunkExpect { variant: variant.name().into(), encoding_version: vzero_encoding::ENCODING_VERSION, planes: Some([c, h, w]), policy_size: Some(policy) };
+    let mut win = vzero_data::ReplayWindow::new(&run, expect, vzero_data::WindowConfig { min_rows: 1_000_000, scale: 1.0, exponent: 1.0 }, 0)?;
+    win.refresh()?;
+    let mut out = RowBlock::default();
+    win.sample_into(batch, &mut out)?; // loads the cache
+    let n = 200;
+    let t = Instant::now();
+    for _ in 0..n {
+        win.sample_into(batch, &mut out)?;
+        pt.clear();
+        for i in 0..out.len() {
+            let (idx, p) = out.policy(i);
+            pt.push(idx.iter().copied().zip(p.iter().copied()));
+        }
+    }
+    let sample_ms = t.elapsed().as_secs_f64() * 1e3 / n as f64;
     let best = |v: &[f64]| v.iter().cloned().fold(0.0, f64::max);
     println!("raw Trainer::step   samples/s: {:?} (best {:.0})", raws.iter().map(|x| x.round()).collect::<Vec<_>>(), best(&raws));
     println!("Learner::run        samples/s: {:?} (best {:.0})", learns.iter().map(|x| x.round()).collect::<Vec<_>>(), best(&learns));
+    let median = |v: &[f64]| {
+        let mut v = v.to_vec();
+        v.sort_by(|a, b| a.total_cmp(b));
+        v[v.len() / 2]
+    };
+    let (rm, lm) = (median(&raw_ms[3..]), median(&learn_ms[3..])); // without the warm-up steps
+    println!(
+        "median ms/step: raw {rm:.2}, learner {lm:.2} (incl. sampling, metrics, callbacks) -> samples/s {:.0} vs {:.0}, ratio {:.3}",
+        batch as f64 * 1e3 / rm,
+        batch as f64 * 1e3 / lm,
+        rm / lm
+    );
+    let step_ms = batch as f64 * 1e3 / best(&raws);
+    println!("sampling + targets: {sample_ms:.3} ms/batch vs {step_ms:.1} ms/step -> overhead bound {:.3}", step_ms / (step_ms + sample_ms));
     println!("ratio (best/best): {:.3}; per pair: {:?}", best(&learns) / best(&raws), raws.iter().zip(&learns).map(|(r, l)| format!("{:.3}", l / r)).collect::<Vec<_>>());
     Ok(())
 }

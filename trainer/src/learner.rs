@@ -80,6 +80,9 @@ pub struct Learner {
     policy: PolicyTargets,
 }
 
+/// Rows of the last batch used for the entropy / value-accuracy metrics.
+pub const METRICS_ROWS: usize = 64;
+
 fn now_unix() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }
@@ -363,6 +366,52 @@ impl Learner {
         })
     }
 
+    /// Like [`Learner::run`], but when data runs out it polls the run directory every
+    /// `poll` (sleeping in steps of at most 100 ms, checking `keep_going`) and continues, until
+    /// `keep_going()` is false. For `vzero learn` next to self-play processes. The summary
+    /// covers the whole call (`stop` is always [`StopReason::Stopped`]).
+    pub fn run_polling(
+        &mut self,
+        keep_going: &dyn Fn() -> bool,
+        poll: std::time::Duration,
+        progress: &mut dyn FnMut(&LearnStatus),
+    ) -> Result<LearnSummary> {
+        let start = Instant::now();
+        let (start_step, start_samples) = (self.step, self.samples_seen);
+        let mut published = Vec::new();
+        let mut last = Losses::default();
+        loop {
+            let s = self.run(keep_going, progress)?;
+            published.extend(s.published);
+            if s.steps > 0 {
+                last = s.last_losses;
+            }
+            if s.stop == StopReason::Stopped {
+                break;
+            }
+            let wait = Instant::now();
+            while wait.elapsed() < poll && keep_going() {
+                std::thread::sleep(std::time::Duration::from_millis(100).min(poll));
+            }
+            if !keep_going() {
+                break;
+            }
+        }
+        let seconds = start.elapsed().as_secs_f64();
+        let samples = self.samples_seen - start_samples;
+        Ok(LearnSummary {
+            stop: StopReason::Stopped,
+            steps: self.step - start_step,
+            samples,
+            seconds,
+            samples_per_s: if seconds > 0.0 { samples as f64 / seconds } else { 0.0 },
+            step: self.step,
+            generation: self.generation,
+            published,
+            last_losses: last,
+        })
+    }
+
     /// Publishes a new generation now (unless this step is already published) and redraws the
     /// plot. Returns the name of the newest checkpoint.
     pub fn publish(&mut self) -> Result<String> {
@@ -380,14 +429,15 @@ impl Learner {
         Ok(name)
     }
 
-    /// Policy entropy (nats, mean over rows) and value accuracy of the current network on the
-    /// last sampled batch (eval mode, no grad).
+    /// Policy entropy (nats, mean over rows) and value accuracy of the current network on (at
+    /// most the first [`METRICS_ROWS`] rows of) the last sampled batch (eval mode, no grad):
+    /// an extra forward pass of <= 64 rows every `log_every` steps.
     fn batch_metrics(&self) -> Result<(f64, f64)> {
-        let b = self.batch.len();
+        let b = self.batch.len().min(METRICS_ROWS);
         if b == 0 {
             return Ok((0.0, 0.0));
         }
-        let (x, g) = self.model.input_tensors(b, &self.batch.planes, None)?;
+        let (x, g) = self.model.input_tensors(b, &self.batch.planes[..b * self.batch.plane_len], None)?;
         let (entropy, pred) = tch::no_grad(|| {
             let out = self.model.forward_t(&x, g.as_ref(), false);
             let logp = out.policy.log_softmax(-1, Kind::Float);

@@ -208,6 +208,38 @@ fn config_validation_and_schedule() {
 }
 
 #[test]
+fn learner_is_send() {
+    fn assert_send<T: Send>() {}
+    assert_send::<Learner>();
+}
+
+#[test]
+fn run_polling_picks_up_new_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = RunDir::create_or_open(dir.path()).unwrap();
+    let v = variant();
+    let net = tiny_net(v);
+    add_chunk(&run, 512, 0);
+    let mut l = Learner::open(&run, v, &net, cfg(), Device::Cpu).unwrap();
+    // a "self-play process" adds a chunk while the learner waits; stop at step 40
+    let run2 = run.clone();
+    let writer = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        add_chunk(&run2, 512, 1);
+    });
+    let step = Cell::new(0u64);
+    let t = std::time::Instant::now();
+    let s = l
+        .run_polling(&|| step.get() < 40 && t.elapsed().as_secs() < 60, std::time::Duration::from_millis(50), &mut |st| step.set(st.step))
+        .unwrap();
+    writer.join().unwrap();
+    assert_eq!((s.stop, s.step), (StopReason::Stopped, 40)); // 32 steps on the first chunk, then more
+    // (whether the new chunk arrived before or after the first 32 steps depends on timing)
+    assert!(s.published.last().unwrap().ends_with("-step-000000040"), "{:?}", s.published);
+    assert_eq!(run.latest_checkpoint().unwrap().unwrap().file_stem().unwrap().to_string_lossy(), *s.published.last().unwrap());
+}
+
+#[test]
 fn net_must_fit_the_encoding() {
     let dir = tempfile::tempdir().unwrap();
     let run = RunDir::create_or_open(dir.path()).unwrap();
@@ -216,4 +248,25 @@ fn net_must_fit_the_encoding() {
     net.policy_size += 1;
     let e = Learner::open(&run, v, &net, cfg(), Device::Cpu).err().unwrap().to_string();
     assert!(e.contains("policy_size"), "{e}");
+}
+
+#[test]
+fn plot_from_metrics() {
+    let rows: Vec<MetricsRow> = (1..=50)
+        .map(|i| MetricsRow {
+            step: i * 10,
+            samples: i * 640,
+            loss_total: 8.0 / (i as f64).sqrt(),
+            loss_policy: 6.0 / (i as f64).sqrt(),
+            loss_value: 1.0 / (i as f64).sqrt() + 0.5,
+            loss_moves_left: 0.3,
+            value_accuracy: 0.5 + 0.4 * (i as f64 / 50.0),
+            ..Default::default()
+        })
+        .collect();
+    // kept under target/tmp for a look
+    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("losses-example.svg");
+    draw_plot(&path, &rows).unwrap();
+    let svg = fs::read_to_string(&path).unwrap();
+    assert!(svg.contains("<polyline") && svg.contains("training losses") && svg.contains("policy"));
 }
