@@ -225,6 +225,17 @@ pub fn train(a: RunArgs) -> Result<()> {
     }
     stop.store(true, Ordering::Relaxed);
     let joined = join(workers);
+    if failure.is_none() && joined.is_ok() && games_done() {
+        // The game limit bounds self-play; train on what it produced (within the reuse cap).
+        let step = Cell::new(learner.step());
+        let keep_going = || limits.time_left() && limits.steps.is_none_or(|s| step.get() < s);
+        if let Err(e) = learner.run(&keep_going, &mut |s: &LearnStatus| {
+            step.set(s.step);
+            pb.set_message(format!("{} | {}", selfplay_line(&stats), learn_line(s)));
+        }) {
+            failure = Some(e);
+        }
+    }
     pb.finish_and_clear();
     if let Some(e) = failure {
         return Err(e);
