@@ -11,6 +11,8 @@ use vzero_rules::{Position, Variant};
 pub enum BenchCommand {
     /// Perft nodes per second, single thread, with and without bulk counting.
     Perft(PerftBench),
+    /// Self-play network evaluations per second against the bare network at the same batch.
+    Selfplay(SelfplayBench),
 }
 
 /// Options of `vzero bench perft`.
@@ -98,5 +100,104 @@ fn perft(b: PerftBench) -> Result<()> {
 pub fn run(b: BenchCommand) -> Result<()> {
     match b {
         BenchCommand::Perft(p) => perft(p),
+        BenchCommand::Selfplay(s) => selfplay(s),
     }
+}
+
+/// Options of `vzero bench selfplay`.
+#[derive(Args, Debug)]
+pub struct SelfplayBench {
+    /// Variant (embedded default config).
+    #[arg(long, default_value = "empire")]
+    variant: String,
+    /// Seconds of self-play per run.
+    #[arg(long, default_value_t = 15.0)]
+    seconds: f64,
+    /// Runs; medians are reported.
+    #[arg(long, default_value_t = 3)]
+    runs: usize,
+}
+
+/// Self-play evaluations per second against the bare network at the same batch size.
+fn selfplay(b: SelfplayBench) -> Result<()> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    use vzero_encoding::{InputEncoder, MoveEncoder};
+    use vzero_model::{checkpoint, checkpoint_info, fresh_model, net_config, LegalMoves};
+
+    let cfg = crate::config::RunConfig::embedded(&b.variant)?;
+    let variant = Variant::load(&cfg.variant)?;
+    vzero_model::set_threads(1);
+    let dir = std::env::temp_dir().join(format!("vzero-bench-selfplay-{}", std::process::id()));
+    let run = vzero_data::RunDir::create_or_open(&dir)?;
+    let net = net_config(variant, cfg.net.blocks, cfg.net.channels)?;
+    let model = fresh_model(variant, &net, vzero_model::Device::Cpu, 1)?;
+    checkpoint::save(&model, &run.checkpoints_dir().join(vzero_data::checkpoint_name(0, 0)), &checkpoint_info(variant, 0, 0, None))?;
+    let batch = cfg.selfplay.games_per_worker * cfg.selfplay.leaves_per_game;
+
+    // Reference: the bare network on positions from a self-play-like spread of plies.
+    let input = InputEncoder::new(variant);
+    let moves = MoveEncoder::new(variant);
+    let mut planes = Vec::new();
+    let mut legal = LegalMoves::new();
+    let mut game = vzero_rules::Game::startpos(variant);
+    let mut k = 0usize;
+    while legal.len() < batch {
+        if game.result().is_over() {
+            game = vzero_rules::Game::startpos(variant);
+        }
+        let pos = *game.position();
+        planes.extend(input.encode(&pos, game.repetitions()));
+        legal.push_iter(moves.legal_indices(&pos).into_iter().map(|(i, _)| i as u32));
+        let ms = pos.legal_moves();
+        k = k.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        game.play(ms[(k >> 33) as usize % ms.len()]);
+    }
+    let (_, raw) = measure(b.runs.max(1) * 5, || {
+        let t = Instant::now();
+        let mut n = 0u64;
+        while t.elapsed().as_secs_f64() < 1.0 {
+            model.evaluate(&planes, None, &legal).expect("forward pass");
+            n += batch as u64;
+        }
+        n
+    });
+
+    let mut rates = Vec::new();
+    for r in 0..b.runs.max(1) {
+        let stats = Arc::new(vzero_selfplay::Stats::default());
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut sp = cfg.selfplay.clone();
+        sp.workers = 1;
+        sp.rows_per_chunk = usize::MAX / 2;
+        let ctx = vzero_selfplay::WorkerContext {
+            run: run.clone(),
+            variant,
+            config: sp,
+            device: vzero_model::Device::Cpu,
+            stop: stop.clone(),
+            stats: stats.clone(),
+            max_games: None,
+            name: format!("bench{r}"),
+            seed: r as u64,
+        };
+        let t = Instant::now();
+        let h = std::thread::spawn(move || vzero_selfplay::run_worker(ctx));
+        std::thread::sleep(std::time::Duration::from_secs_f64(b.seconds));
+        stop.store(true, Ordering::Relaxed);
+        h.join().map_err(|_| anyhow::anyhow!("self-play thread panicked"))??;
+        rates.push(stats.evals.load(Ordering::Relaxed) as f64 / t.elapsed().as_secs_f64());
+    }
+    let sp = median(rates);
+    println!(
+        "selfplay {} net {}x{} batch {batch}, 1 thread: bare network {:.0} pos/s, self-play {:.0} evals/s, ratio {:.3} (target >= 0.9)",
+        variant.name(),
+        cfg.net.blocks,
+        cfg.net.channels,
+        raw,
+        sp,
+        sp / raw
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
 }
