@@ -72,20 +72,7 @@ pub fn fingerprint(variant: Variant) -> u64 {
     h
 }
 
-/// Splits a letter list such as `qrbn` or `+n+b` into tokens (`q`, `+n`).
-pub(crate) fn letter_list(s: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut plus = false;
-    for c in s.chars().filter(|c| !c.is_whitespace() && *c != ',') {
-        if c == '+' {
-            plus = true;
-        } else {
-            out.push(if plus { format!("+{}", c.to_ascii_lowercase()) } else { c.to_ascii_lowercase().to_string() });
-            plus = false;
-        }
-    }
-    out
-}
+pub(crate) use vzero_rules::variant::letter_list;
 
 /// Piece type by token (`q`, `+n`).
 pub(crate) fn lookup(variant: Variant, token: &str) -> Option<vzero_rules::PieceType> {

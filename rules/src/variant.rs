@@ -616,8 +616,8 @@ impl<B: Bitboard> Rules<B> {
     }
 }
 
-/// Splits `"qr+nb"` into `["q", "r", "+n", "b"]`.
-fn letter_list(s: &str) -> Vec<String> {
+/// Splits a piece-letter list of a definition, `"qr+nb"`, into `["q", "r", "+n", "b"]`.
+pub fn letter_list(s: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut plus = false;
     for c in s.chars().filter(|c| !c.is_whitespace() && *c != ',') {

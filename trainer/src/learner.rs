@@ -351,9 +351,14 @@ impl Learner {
         if self.step > self.published_step {
             published.push(self.publish()?);
         }
+        Ok(self.summary(stop, start, start_step, start_samples, published, last))
+    }
+
+    /// What a call of `run` did since `start`.
+    fn summary(&self, stop: StopReason, start: Instant, start_step: u64, start_samples: u64, published: Vec<String>, last: Losses) -> LearnSummary {
         let seconds = start.elapsed().as_secs_f64();
         let samples = self.samples_seen - start_samples;
-        Ok(LearnSummary {
+        LearnSummary {
             stop,
             steps: self.step - start_step,
             samples,
@@ -363,7 +368,7 @@ impl Learner {
             generation: self.generation,
             published,
             last_losses: last,
-        })
+        }
     }
 
     /// Like [`Learner::run`], but when data runs out it polls the run directory every
@@ -397,19 +402,7 @@ impl Learner {
                 break;
             }
         }
-        let seconds = start.elapsed().as_secs_f64();
-        let samples = self.samples_seen - start_samples;
-        Ok(LearnSummary {
-            stop: StopReason::Stopped,
-            steps: self.step - start_step,
-            samples,
-            seconds,
-            samples_per_s: if seconds > 0.0 { samples as f64 / seconds } else { 0.0 },
-            step: self.step,
-            generation: self.generation,
-            published,
-            last_losses: last,
-        })
+        Ok(self.summary(StopReason::Stopped, start, start_step, start_samples, published, last))
     }
 
     /// Publishes a new generation now (unless this step is already published) and redraws the

@@ -289,20 +289,13 @@ pub fn learn(a: RunArgs) -> Result<()> {
     let mut learner = open_learner(&cfg, &run, variant)?;
     let start_step = learner.step();
     let pb = bar(a.quiet);
-    let mut last = String::from("waiting for data");
-    while limits.time_left() && limits.steps.is_none_or(|s| learner.step() < s) {
-        let step = Cell::new(learner.step());
-        let keep_going = || limits.time_left() && limits.steps.is_none_or(|s| step.get() < s);
-        let summary = learner.run(&keep_going, &mut |s: &LearnStatus| {
-            step.set(s.step);
-            last = learn_line(s);
-            pb.set_message(last.clone());
-        })?;
-        if summary.stop == StopReason::NeedData {
-            pb.set_message(format!("{last} (waiting for data)"));
-            std::thread::sleep(Duration::from_millis(500));
-        }
-    }
+    pb.set_message("waiting for data");
+    let step = Cell::new(learner.step());
+    let keep_going = || limits.time_left() && limits.steps.is_none_or(|s| step.get() < s);
+    learner.run_polling(&keep_going, Duration::from_millis(500), &mut |s: &LearnStatus| {
+        step.set(s.step);
+        pb.set_message(learn_line(s));
+    })?;
     pb.finish_and_clear();
     learner.publish()?;
     println!("trained {} steps (step {} in all, generation {})", learner.step() - start_step, learner.step(), learner.generation());
