@@ -78,7 +78,7 @@ pub fn elo_performance(score: f64) -> Option<f64> {
     if score <= 0.0 || score >= 1.0 {
         None
     } else {
-        Some(-400.0 * (1.0 / score - 1.0).log10())
+        Some(-400.0 * (1.0 / score - 1.0).log10() + 0.0) // + 0.0: no "-0"
     }
 }
 
