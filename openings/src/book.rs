@@ -67,13 +67,16 @@ pub fn move_weight(games: u64, score: f64) -> f64 {
     games as f64 * (score + 0.1) / 1.1
 }
 
+/// uci -> (san, games, mover score sum).
+type MoveCounts = HashMap<String, (String, u64, f64)>;
+
 /// Accumulates games into a book.
 #[derive(Clone, Debug)]
 pub struct BookBuilder {
     variant: String,
     plies: usize,
     /// key -> (first FEN, uci -> (san, games, mover score sum)).
-    positions: HashMap<u64, (String, HashMap<String, (String, u64, f64)>)>,
+    positions: HashMap<u64, (String, MoveCounts)>,
 }
 
 impl BookBuilder {
@@ -238,7 +241,7 @@ impl Book {
             .filter(|(_, w)| *w > 0.0)
             .collect();
         let total: f64 = cands.iter().map(|c| c.1).sum();
-        if cands.is_empty() || !(total > 0.0) {
+        if cands.is_empty() || total.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
             return None;
         }
         let mut x = rng.gen::<f64>() * total;

@@ -338,8 +338,7 @@ impl<R: BufRead> PgnReader<R> {
             }
             let mut token = String::new();
             let mut done: Option<String> = None;
-            let mut chars = line.chars().peekable();
-            while let Some(c) = chars.next() {
+            for c in line.chars() {
                 if comment {
                     if c == '}' {
                         comment = false;

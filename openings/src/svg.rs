@@ -38,7 +38,7 @@ pub fn tree_svg(rows: &[TreeRow], title: &str, max_rows: usize) -> String {
             let full = numbered_line(&r.line_san);
             let prefix = numbered_line(&r.line_san[..r.ply - 1]);
             let last = full[prefix.len()..].trim().to_string();
-            if r.ply % 2 == 0 { format!("{}… {last}", (r.ply + 1) / 2) } else { last }
+            if r.ply % 2 == 0 { format!("{}… {last}", r.ply.div_ceil(2)) } else { last }
         };
         let _ = writeln!(s, r#"<text x="{}" y="{}">{}</text>"#, 10.0 + indent, y + 15.0, esc(&label));
         let g = r.games.max(1) as f64;
