@@ -272,3 +272,28 @@ fn book_merges_transpositions_and_picks_by_weight() {
     z.play_uci("g3g4").unwrap();
     assert_eq!(book.pick(&z, 1, &mut rng), None);
 }
+
+#[test]
+fn san_is_unique_among_legal_moves_in_every_variant() {
+    use rand::seq::SliceRandom;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(3);
+    let mut drops = 0;
+    for name in vzero_rules::variant::builtin_names() {
+        let v = Variant::builtin(name).unwrap();
+        for _ in 0..20 {
+            let mut pos = Position::startpos(v);
+            for _ in 0..60 {
+                let moves = pos.legal_moves();
+                let Some(&m) = moves.choose(&mut rng) else { break };
+                let mut sans: Vec<String> = moves.iter().map(|&x| vzero_openings::san(&pos, x)).collect();
+                drops += sans.iter().filter(|s| s.contains('@')).count();
+                let n = sans.len();
+                sans.sort();
+                sans.dedup();
+                assert_eq!(sans.len(), n, "{name}: ambiguous SAN in {}", pos.fen());
+                pos.play(m);
+            }
+        }
+    }
+    assert!(drops > 0, "some variant has drops");
+}
