@@ -123,7 +123,7 @@ pub fn replay(raw: RawGame, variant: Variant) -> std::result::Result<ReplayedGam
     let mut pos = start;
     let mut moves = Vec::with_capacity(raw.moves.len());
     for (i, text) in raw.moves.iter().enumerate() {
-        match pos.parse_uci(text) {
+        match parse_move(&pos, text) {
             Ok(m) => {
                 pos.play(m);
                 moves.push(m);
@@ -135,6 +135,38 @@ pub fn replay(raw: RawGame, variant: Variant) -> std::result::Result<ReplayedGam
         }
     }
     Ok(ReplayedGame { raw, start, moves, white_score: ws })
+}
+
+/// `Position::parse_uci`, faster: only legal moves to the text's target square are written out
+/// for comparison (the errors are `parse_uci`'s).
+pub fn parse_move(pos: &Position, text: &str) -> vzero_rules::Result<Move> {
+    let v = pos.variant();
+    let wanted = text.strip_suffix('=').unwrap_or(text);
+    // target square: the last letter + digits group
+    let b = wanted.as_bytes();
+    let mut end = b.len();
+    while end > 0 && !b[end - 1].is_ascii_digit() {
+        end -= 1;
+    }
+    let mut start = end;
+    while start > 0 && b[start - 1].is_ascii_digit() {
+        start -= 1;
+    }
+    let target = (start > 0 && end > start && b[start - 1].is_ascii_lowercase())
+        .then(|| {
+            let file = (b[start - 1] - b'a') as usize;
+            let rank = wanted[start..end].parse::<usize>().ok()?.checked_sub(1)?;
+            (file < v.files() && rank < v.ranks()).then(|| vzero_rules::Square::new(file, rank, v.files()).index())
+        })
+        .flatten();
+    if let (Some(t), false) = (target, wanted == "0000") {
+        let mut list = vzero_rules::MoveList::new();
+        pos.legal_moves_into(&mut list);
+        if let Some(&m) = list.as_slice().iter().filter(|m| m.to() == t).find(|&&m| pos.uci(m) == wanted) {
+            return Ok(m);
+        }
+    }
+    pos.parse_uci(text)
 }
 
 /// The mover of each ply of a replayed game (Dictator double moves do not alternate).
