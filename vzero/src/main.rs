@@ -41,6 +41,11 @@ enum Command {
     Selfplay(cmd::train::RunArgs),
     /// Training alone, on the games that self-play processes write into the run directory.
     Learn(cmd::train::RunArgs),
+    /// Opening tree of self-play (run directories) or arena (PGN) games: counts, W/D/L, Elo.
+    Openings(cmd::openings::OpeningsArgs),
+    /// Opening books (`vzero book build`).
+    #[command(subcommand)]
+    Book(cmd::openings::BookCommand),
     /// Benchmarks printing medians and ratios.
     #[command(subcommand)]
     Bench(cmd::bench::BenchCommand),
@@ -63,6 +68,8 @@ fn main() {
         Command::Match(a) => cmd::arena::match_(a),
         Command::Ratings(a) => cmd::arena::ratings(a),
         Command::Uci(a) => cmd::uci::uci(a),
+        Command::Openings(a) => cmd::openings::openings(a),
+        Command::Book(c) => cmd::openings::book(c),
     };
     if let Err(e) = result {
         // A closed pipe (`vzero moves | head`) is the reader's choice, not an error.

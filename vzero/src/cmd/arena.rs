@@ -30,6 +30,13 @@ pub struct MatchArgs {
     /// Opening book: one FEN (optionally `moves …`) or UCI move list per line, or a .pgn file.
     #[arg(long)]
     pub book: Option<PathBuf>,
+    /// Opening book built by `vzero book build`: each pair's opening is a weighted random
+    /// walk through it (seeded by --seed and the pair), up to --book-plies plies.
+    #[arg(long, conflicts_with = "book")]
+    pub opening_book: Option<PathBuf>,
+    /// Plies played from --opening-book (at most).
+    #[arg(long, default_value_t = 8)]
+    pub book_plies: usize,
     /// Games played at once.
     #[arg(long, default_value_t = 1)]
     pub concurrency: usize,
@@ -60,9 +67,10 @@ pub fn match_(a: MatchArgs) -> Result<()> {
     }
     let mut cfg = MatchConfig::new(variant);
     cfg.games = a.games;
-    cfg.openings = match &a.book {
-        Some(p) => Openings::Book(read_book(p, variant)?),
-        None => Openings::Random { plies: a.openings_plies },
+    cfg.openings = match (&a.book, &a.opening_book) {
+        (Some(p), _) => Openings::Book(read_book(p, variant)?),
+        (None, Some(p)) => Openings::Book(book_openings(p, variant, a.book_plies, a.games.div_ceil(2), a.seed)?),
+        (None, None) => Openings::Random { plies: a.openings_plies },
     };
     cfg.concurrency = a.concurrency;
     cfg.max_plies = a.max_plies;
@@ -87,6 +95,31 @@ pub fn match_(a: MatchArgs) -> Result<()> {
         writeln!(out, "pgn {}", p.display())?;
     }
     Ok(())
+}
+
+/// One opening per pair: a weighted random walk through a vzero book from the start position,
+/// at most `plies` plies, stopping before a move that would end the game.
+fn book_openings(path: &std::path::Path, variant: Variant, plies: usize, pairs: u32, seed: u64) -> Result<Vec<vzero_rules::Game>> {
+    use rand::SeedableRng;
+    let mut book = vzero_openings::Book::load(path)?;
+    if book.variant() != variant.name() {
+        bail!("{}: a book for {}, not {}", path.display(), book.variant(), variant.name());
+    }
+    book.set_max_plies(plies);
+    let mut out = Vec::new();
+    for pair in 0..pairs.max(1) {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (pair as u64 + 1));
+        let mut g = vzero_rules::Game::startpos(variant);
+        while let Some(m) = book.pick(g.position(), g.moves().len(), &mut rng) {
+            g.play(m);
+            if g.result().is_over() {
+                g.undo();
+                break;
+            }
+        }
+        out.push(g);
+    }
+    Ok(out)
 }
 
 /// Arguments of `vzero ratings`.

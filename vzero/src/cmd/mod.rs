@@ -3,6 +3,7 @@
 pub mod arena;
 pub mod bench;
 pub mod net;
+pub mod openings;
 pub mod train;
 pub mod rules;
 pub mod search;

@@ -2,7 +2,10 @@
 //!
 //! * `uci` → `id`, options, `uciok`. Options: `UCI_Variant` (combo of the built-in variants),
 //!   `ModelPath` (checkpoint; `<empty>` = no network: uniform priors + material value),
-//!   `Simulations` (budget of a `go` without limits), `Threads` (LibTorch intra-op threads).
+//!   `Simulations` (budget of a `go` without limits), `Threads` (LibTorch intra-op threads),
+//!   `Book` (a `vzero book build` file; `<empty>` = none) and `BookPlies` (book moves are played
+//!   below this game ply, counted from the start FEN's move number): a book move is answered
+//!   at once, chosen at random by the book's weights.
 //! * `position startpos|fen <FEN> [moves …]` in FSF notation (drops `P@e4`, promotions `+`,
 //!   hands in the FEN's `[…]`).
 //! * `go [nodes N] [movetime MS] [wtime MS btime MS winc MS binc MS movestogo N] [infinite]`;
@@ -37,6 +40,12 @@ pub struct UciArgs {
     /// Simulations of a `go` without limits.
     #[arg(long, default_value_t = 800)]
     pub sims: u32,
+    /// Opening book (`vzero book build`), also settable as the `Book` option.
+    #[arg(long)]
+    pub book: Option<PathBuf>,
+    /// Book moves are played below this ply (`BookPlies` option).
+    #[arg(long, default_value_t = 16)]
+    pub book_plies: usize,
 }
 
 struct Running {
@@ -53,6 +62,8 @@ struct Engine {
     eval: Option<(Option<PathBuf>, &'static str, Evaluator)>,
     running: Option<Running>,
     seed: u64,
+    book: Option<vzero_openings::Book>,
+    book_plies: usize,
 }
 
 fn say(s: &str) {
@@ -120,6 +131,20 @@ impl Engine {
                 Ok(n) if n > 0 => vzero_model::set_threads(n),
                 _ => say(&format!("info string error: Threads {value}: not a positive number")),
             },
+            "book" => {
+                if value.is_empty() || value == "<empty>" {
+                    self.book = None;
+                } else {
+                    match vzero_openings::Book::load(std::path::Path::new(value)) {
+                        Ok(b) => self.book = Some(b),
+                        Err(e) => say(&format!("info string error: Book {value}: {e:#}")),
+                    }
+                }
+            }
+            "bookplies" => match value.parse::<usize>() {
+                Ok(n) => self.book_plies = n,
+                _ => say(&format!("info string error: BookPlies {value}: not a number")),
+            },
             _ => say(&format!("info string unknown option '{name}'")),
         }
     }
@@ -141,6 +166,23 @@ impl Engine {
             }
         }
         self.game = game;
+    }
+
+    /// A weighted random book move when a book is set and the game is young enough.
+    fn book_move(&mut self) -> Option<vzero_rules::Move> {
+        use rand::SeedableRng;
+        let book = self.book.as_mut()?;
+        book.set_max_plies(self.book_plies);
+        let start = self.game.start();
+        let ply = 2 * (start.fullmove_number().max(1) as usize - 1)
+            + (start.side_to_move() == vzero_rules::Color::Black) as usize
+            + self.game.moves().len();
+        let mut rng = rand::rngs::StdRng::seed_from_u64(self.seed ^ 0xB00C ^ (std::process::id() as u64) << 20);
+        self.seed += 1;
+        if self.game.result().is_over() {
+            return None;
+        }
+        book.pick(self.game.position(), ply, &mut rng)
     }
 
     fn go(&mut self, line: &str) {
@@ -181,6 +223,20 @@ impl Engine {
         }
         if !infinite && limits.sims.is_none() && limits.time.is_none() {
             limits.sims = Some(self.sims as u64);
+        }
+        if let Some(m) = self.book_move() {
+            let eval = self.take_evaluator();
+            let stop = Arc::new(AtomicBool::new(false));
+            let stop2 = stop.clone();
+            let text = self.game.position().uci(m);
+            say(&format!("info string book move {text}"));
+            let handle = std::thread::spawn(move || {
+                wait_stop(infinite, &stop2);
+                say(&format!("bestmove {text}"));
+                eval
+            });
+            self.running = Some(Running { stop, handle });
+            return;
         }
         let mut eval = self.take_evaluator();
         let stop = Arc::new(AtomicBool::new(false));
@@ -266,6 +322,8 @@ fn uci_header(variant: &str) {
     say("option name ModelPath type string default <empty>");
     say(&format!("option name Simulations type spin default 800 min 1 max {}", vzero_arena::engine::MAX_SIMS));
     say("option name Threads type spin default 1 min 1 max 256");
+    say("option name Book type string default <empty>");
+    say("option name BookPlies type spin default 16 min 0 max 1000");
     say("uciok");
 }
 
@@ -280,6 +338,8 @@ pub fn uci(a: UciArgs) -> Result<()> {
         eval: None,
         running: None,
         seed: 0,
+        book: a.book.as_deref().map(vzero_openings::Book::load).transpose()?,
+        book_plies: a.book_plies,
     };
     let stdin = std::io::stdin();
     for line in stdin.lock().lines() {

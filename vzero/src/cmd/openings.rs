@@ -1,0 +1,169 @@
+//! `vzero openings` (opening tree export) and `vzero book build` (opening book).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Subcommand, ValueEnum};
+use vzero_openings::{scan, to_csv, to_json, to_markdown, tree_svg, BookBuilder, Filter, Input, OpeningTree, Summary};
+use vzero_rules::Variant;
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum Format {
+    Csv,
+    Json,
+    Md,
+}
+
+/// Where games come from and which count (shared by `openings` and `book build`).
+#[derive(Args, Debug)]
+pub struct GameArgs {
+    /// Variant name, or a path to a variant definition (.toml).
+    #[arg(long)]
+    pub variant: String,
+    /// Run directories (their data/*.h5 chunks) and/or PGN files.
+    #[arg(long, required = true, num_args = 1..)]
+    pub from: Vec<PathBuf>,
+    /// Plies of each game that count (depth of the tree / book).
+    #[arg(long, default_value_t = 8)]
+    pub plies: usize,
+    /// Keep only lines (book: moves) reached by at least this many games.
+    #[arg(long, default_value_t = 1)]
+    pub min_games: u64,
+    /// Network generation range A..B (inclusive; A.. or ..B open), from `gen-NNNNNN` in the
+    /// network name (PGN: the Network tag, else the player names).
+    #[arg(long)]
+    pub generations: Option<String>,
+    /// Only games between these two players, either colour: A,B.
+    #[arg(long)]
+    pub players: Option<String>,
+    /// Only decisive games.
+    #[arg(long)]
+    pub decisive: bool,
+    /// No progress bar.
+    #[arg(long)]
+    pub no_progress: bool,
+    /// Print every skipped game (default: the first 10).
+    #[arg(long)]
+    pub show_skipped: bool,
+}
+
+impl GameArgs {
+    fn filter(&self) -> Result<Filter> {
+        Ok(Filter {
+            generations: self.generations.as_deref().map(Filter::parse_generations).transpose()?,
+            players: self.players.as_deref().map(Filter::parse_players).transpose()?,
+            decisive: self.decisive,
+        })
+    }
+
+    fn inputs(&self) -> Result<Vec<Input>> {
+        self.from
+            .iter()
+            .map(|p| {
+                if !p.exists() {
+                    bail!("--from {}: no such file or directory", p.display());
+                }
+                Ok(Input::detect(p))
+            })
+            .collect()
+    }
+}
+
+fn report(sum: &Summary, show_all: bool) {
+    let shown = if show_all { sum.skipped.len() } else { sum.skipped.len().min(10) };
+    for s in &sum.skipped[..shown] {
+        eprintln!("skipped {s}");
+    }
+    if shown < sum.skipped.len() {
+        eprintln!("… and {} more skipped (--show-skipped lists them all)", sum.skipped.len() - shown);
+    }
+    eprintln!("{}", sum.line());
+}
+
+/// Arguments of `vzero openings`.
+#[derive(Args, Debug)]
+pub struct OpeningsArgs {
+    #[command(flatten)]
+    pub games: GameArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "md")]
+    pub format: Format,
+    /// Write here instead of stdout.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Also draw the top lines as an SVG (stacked W/D/L bars).
+    #[arg(long)]
+    pub svg: Option<PathBuf>,
+    /// Rows in the SVG.
+    #[arg(long, default_value_t = 40)]
+    pub svg_rows: usize,
+}
+
+fn write_atomic(path: &Path, text: &str) -> Result<()> {
+    let name = path.file_name().map_or("out".into(), |n| n.to_string_lossy().into_owned());
+    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("renaming to {}", path.display()))?;
+    Ok(())
+}
+
+pub fn openings(a: OpeningsArgs) -> Result<()> {
+    let variant = Variant::load(&a.games.variant)?;
+    let filter = a.games.filter()?;
+    let inputs = a.games.inputs()?;
+    let mut tree = OpeningTree::new(a.games.plies);
+    let sum = scan(&inputs, variant, &filter, !a.games.no_progress, |g| tree.add(g))?;
+    report(&sum, a.games.show_skipped);
+    let rows = tree.rows(a.games.min_games);
+    let roots = tree.roots();
+    let text = match a.format {
+        Format::Csv => to_csv(&rows),
+        Format::Json => to_json(&rows, &roots, sum.skipped.len(), variant.name()),
+        Format::Md => to_markdown(&rows, &roots, sum.skipped.len(), variant.name()),
+    };
+    match &a.out {
+        Some(p) => write_atomic(p, &text)?,
+        None => std::io::stdout().lock().write_all(text.as_bytes())?,
+    }
+    if let Some(p) = &a.svg {
+        let title = format!("{} opening tree: {} games, {} plies, lines with ≥ {} games", variant.name(), sum.counted, a.games.plies, a.games.min_games);
+        write_atomic(p, &tree_svg(&rows, &title, a.svg_rows))?;
+    }
+    Ok(())
+}
+
+/// `vzero book …`.
+#[derive(Subcommand, Debug)]
+pub enum BookCommand {
+    /// Build an opening book (Zobrist-keyed JSON, see openings/README.md) from games.
+    Build(BookBuildArgs),
+}
+
+/// Arguments of `vzero book build`.
+#[derive(Args, Debug)]
+pub struct BookBuildArgs {
+    #[command(flatten)]
+    pub games: GameArgs,
+    /// Book file to write (atomically).
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+pub fn book(c: BookCommand) -> Result<()> {
+    match c {
+        BookCommand::Build(a) => {
+            let variant = Variant::load(&a.games.variant)?;
+            let filter = a.games.filter()?;
+            let inputs = a.games.inputs()?;
+            let mut b = BookBuilder::new(variant, a.games.plies);
+            let sum = scan(&inputs, variant, &filter, !a.games.no_progress, |g| b.add(g))?;
+            report(&sum, a.games.show_skipped);
+            let book = b.finish(a.games.min_games);
+            book.save(&a.out)?;
+            let moves: usize = book.positions().iter().map(|p| p.moves.len()).sum();
+            println!("book {}: {} positions, {} moves, {} plies, from {} games", a.out.display(), book.positions().len(), moves, book.plies(), sum.counted);
+            Ok(())
+        }
+    }
+}
