@@ -203,9 +203,11 @@ impl Worker {
         let slot = &mut self.slots[i];
         let pos = *slot.game.position();
         let side = pos.side_to_move();
-        if result.record_policy() {
-            let planes = self.net.input().encode(&pos, slot.game.repetitions());
-            let mut policy = Vec::with_capacity(result.moves.len());
+        // Every searched position is a value target; only full searches are policy targets
+        // (playout cap randomisation), cheap ones get policy weight 0.
+        let full = result.record_policy();
+        let mut policy = Vec::new();
+        if full {
             for (k, ms) in result.moves.iter().enumerate() {
                 let p = result.policy_target[k];
                 if p > 0.0 {
@@ -213,18 +215,18 @@ impl Worker {
                     policy.push((idx as u32, p));
                 }
             }
-            let row = Row {
-                planes,
-                policy,
-                wdl: [0.0; 3],
-                search_value: result.root_value,
-                moves_left: 0.0,
-                ply: slot.game.moves().len() as u32,
-                weight: 1.0,
-                policy_weight: 1.0,
-            };
-            slot.rows.push((row, side));
         }
+        let row = Row {
+            planes: self.net.input().encode(&pos, slot.game.repetitions()),
+            policy,
+            wdl: [0.0; 3],
+            search_value: result.root_value,
+            moves_left: 0.0,
+            ply: slot.game.moves().len() as u32,
+            weight: 1.0,
+            policy_weight: if full { 1.0 } else { 0.0 },
+        };
+        slot.rows.push((row, side));
         let chosen = result.chosen;
         let prior = result.moves.iter().find(|m| m.mv == chosen).map_or(0.0, |m| m.prior);
         slot.priors.push(prior);
