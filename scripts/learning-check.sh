@@ -48,14 +48,14 @@ declare -a SUMMARY
 echo "== final vs initial (net:…:$SIMS each, $GAMES games)"
 match "net:$FINAL:$SIMS" "net:$G0:$SIMS" "$GAMES"
 VS_G0="$ELO_LINE"
-SUMMARY+=("vs gen 0        ${ELO_LINE:-no result}")
+SUMMARY+=("vs gen 0            ${ELO_LINE:-no result}")
 for b in $BASELINES; do
   echo "== final vs $b ($BASE_GAMES games)"
   match "net:$FINAL:$SIMS" "$b" "$BASE_GAMES"
-  SUMMARY+=("$(printf 'vs %-13s' "$b") ${ELO_LINE:-no result}")
+  SUMMARY+=("$(printf 'vs %-17s' "$b") ${ELO_LINE:-no result}")
   echo "== gen 0 vs $b ($BASE_GAMES games)"
   match "net:$G0:$SIMS" "$b" "$BASE_GAMES"
-  SUMMARY+=("$(printf 'gen 0 vs %-7s' "$b") ${ELO_LINE:-no result}")
+  SUMMARY+=("$(printf 'gen 0 vs %-11s' "$b") ${ELO_LINE:-no result}")
 done
 
 echo "== summary: Elo of the final network ($(basename "$FINAL" .json)) after $MINUTES minutes, 95% intervals"
