@@ -6,6 +6,7 @@
 
 pub mod elo;
 pub mod engine;
+pub mod gauntlet;
 pub mod matches;
 pub mod pgn;
 pub mod player;
@@ -14,6 +15,7 @@ pub mod uci_engine;
 
 pub use elo::{elo_from_score, score_from_elo, EloEstimate, MatchStats, SprtConfig, SprtDecision};
 pub use engine::{search_move, value_to_cp, Evaluator, Limits, NetEvaluator, Progress};
+pub use gauntlet::{run_gauntlet, GauntletConfig, GauntletSummary};
 pub use matches::{play_game, read_book, run_match, GameOutcome, MatchConfig, MatchReport, Openings};
 pub use pgn::{parse_pgn, read_pgn_file, PgnError, PgnGame};
 pub use player::{Player, PlayerSpec};

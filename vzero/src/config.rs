@@ -5,6 +5,7 @@
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
+use vzero_arena::GauntletConfig;
 use vzero_model::DeviceChoice;
 use vzero_selfplay::SelfplayConfig;
 use vzero_trainer::LearnConfig;
@@ -49,6 +50,13 @@ pub struct RunConfig {
     pub selfplay: SelfplayConfig,
     /// Trainer settings.
     pub learn: LearnConfig,
+    /// Gauntlet of new checkpoints against baselines (off when absent).
+    #[serde(default, skip_serializing_if = "gauntlet_off")]
+    pub gauntlet: GauntletConfig,
+}
+
+fn gauntlet_off(g: &GauntletConfig) -> bool {
+    *g == GauntletConfig::default()
 }
 
 fn auto() -> String {
@@ -89,6 +97,7 @@ impl RunConfig {
         }
         self.selfplay.validate().map_err(anyhow::Error::msg)?;
         self.learn.validate()?;
+        self.gauntlet.validate()?;
         Ok(())
     }
 
@@ -123,6 +132,8 @@ mod tests {
             (good.replace("[net]", "[nett]"), "nett"),
             (good.replace("lr = 0.02", "lr = \"fast\""), "lr"),
             (good.replace("device = \"auto\"", "device = \"tpu\""), "tpu"),
+            (good.replace("[gauntlet]", "[gauntlet]\nwhen = 3"), "when"),
+            (good.replace("games = 6", "games = 0"), "gauntlet.games"),
         ] {
             let e = format!("{:#}", RunConfig::parse(&text, "test.toml").unwrap_err());
             assert!(e.contains("test.toml") && e.contains(needle), "{needle}: {e}");

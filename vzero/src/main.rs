@@ -46,6 +46,8 @@ enum Command {
     /// Opening books (`vzero book build`).
     #[command(subcommand)]
     Book(cmd::openings::BookCommand),
+    /// Rate a run's checkpoint against the baselines and earlier gauntlet checkpoints (arena/ in the run).
+    Gauntlet(cmd::train::GauntletArgs),
     /// Benchmarks printing medians and ratios.
     #[command(subcommand)]
     Bench(cmd::bench::BenchCommand),
@@ -65,6 +67,7 @@ fn main() {
         Command::Train(a) => cmd::train::train(a),
         Command::Selfplay(a) => cmd::train::selfplay(a),
         Command::Learn(a) => cmd::train::learn(a),
+        Command::Gauntlet(a) => cmd::train::gauntlet(a),
         Command::Match(a) => cmd::arena::match_(a),
         Command::Ratings(a) => cmd::arena::ratings(a),
         Command::Uci(a) => cmd::uci::uci(a),

@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
+use vzero_arena::gauntlet::{read_elo_csv, GauntletSummary};
+use vzero_arena::run_gauntlet;
 use vzero_data::RunDir;
 use vzero_model::{net_config, DeviceChoice};
 use vzero_rules::Variant;
@@ -199,15 +201,34 @@ pub fn train(a: RunArgs) -> Result<()> {
     let mut last_learn = String::from("waiting for data");
     let games_done = || a.games.is_some_and(|g| stats.games.load(Ordering::Relaxed) >= g);
     let mut failure = None;
+    // Gauntlets: for generations published from now on (not the one resumed from); the time
+    // of earlier sessions counts up to their last gauntlet.
+    let every = cfg.gauntlet.every;
+    let elo_csv = vzero_arena::gauntlet::arena_dir(&run).join("elo.csv");
+    let minutes_before = if start_step == 0 { 0.0 } else { read_elo_csv(&elo_csv).unwrap_or_default().iter().map(|r| r.minutes).fold(0.0, f64::max) };
+    let mut gauntlet_done = learner.generation();
+    let mut latest_gauntlet: Option<GauntletSummary> = None;
     loop {
         let step_limit = limits.steps.is_some_and(|s| learner.step() >= s);
         if !limits.time_left() || games_done() || step_limit || workers.iter().all(|w| w.is_finished()) {
             break;
         }
+        let done = gauntlet_done;
+        let due = |g: u64| every > 0 && g > done && g % every == 0;
         let step = Cell::new(learner.step());
-        let keep_going = || limits.time_left() && !games_done() && limits.steps.is_none_or(|s| step.get() < s) && !workers.iter().any(|w| w.is_finished());
+        let generation = Cell::new(learner.generation());
+        // Stops right after publishing a generation that is due for a gauntlet (the learner then
+        // has nothing unpublished, so stopping adds no generation).
+        let keep_going = || {
+            limits.time_left()
+                && !games_done()
+                && limits.steps.is_none_or(|s| step.get() < s)
+                && !workers.iter().any(|w| w.is_finished())
+                && !due(generation.get())
+        };
         let mut progress = |s: &LearnStatus| {
             step.set(s.step);
+            generation.set(s.generation);
             last_learn = learn_line(s);
             pb.set_message(format!("{} | {}", selfplay_line(&stats), last_learn));
         };
@@ -218,7 +239,20 @@ pub fn train(a: RunArgs) -> Result<()> {
                 break;
             }
         };
-        if summary.stop == StopReason::NeedData {
+        if due(learner.generation()) {
+            // Self-play goes on in its threads meanwhile; the learner waits.
+            gauntlet_done = learner.generation();
+            let ckpt = run.checkpoints_dir().join(format!("{}.json", learner.network()));
+            pb.set_message(format!("{} | {} (gauntlet of {})", selfplay_line(&stats), last_learn, learner.network()));
+            let minutes = minutes_before + limits.start.elapsed().as_secs_f64() / 60.0;
+            match run_gauntlet(&run, variant, &ckpt, &cfg.gauntlet, minutes) {
+                Ok(g) => {
+                    pb.println(g.line());
+                    latest_gauntlet = Some(g);
+                }
+                Err(e) => pb.println(format!("warning: gauntlet of {} failed: {e:#}", learner.network())),
+            }
+        } else if summary.stop == StopReason::NeedData {
             pb.set_message(format!("{} | {} (waiting for data)", selfplay_line(&stats), last_learn));
             std::thread::sleep(Duration::from_millis(500));
         }
@@ -250,7 +284,69 @@ pub fn train(a: RunArgs) -> Result<()> {
         learner.generation(),
         limits.start.elapsed().as_secs_f64() / 60.0
     );
+    match latest_gauntlet {
+        Some(g) => println!("latest {}", g.line()),
+        None => {
+            if let Some(r) = read_elo_csv(&elo_csv).ok().and_then(|rows| rows.last().cloned()) {
+                println!("latest gauntlet {}: elo {:.0} [{:.0}, {:.0}] (earlier session)", r.checkpoint, r.elo, r.lo, r.hi);
+            } else if every > 0 {
+                println!("no gauntlet yet (every {every} generations)");
+            }
+        }
+    }
     print_paths(&run);
+    if elo_csv.exists() {
+        println!("  elo          {} ({})", elo_csv.display(), run.plots_dir().join("elo.svg").display());
+    }
+    Ok(())
+}
+
+/// Arguments of `vzero gauntlet`.
+#[derive(Args, Debug, Clone)]
+pub struct GauntletArgs {
+    /// Run directory (its stored config's `[gauntlet]` section is used; defaults when off).
+    #[arg(long)]
+    pub run: PathBuf,
+    /// Checkpoint to rate (default: the run's newest).
+    #[arg(long)]
+    pub checkpoint: Option<PathBuf>,
+    /// Training minutes recorded for the checkpoint (default: its file time minus generation 0's).
+    #[arg(long)]
+    pub minutes: Option<f64>,
+}
+
+fn mtime(p: &std::path::Path) -> Option<std::time::SystemTime> {
+    std::fs::metadata(p).and_then(|m| m.modified()).ok()
+}
+
+/// `vzero gauntlet`: one gauntlet by hand.
+pub fn gauntlet(a: GauntletArgs) -> Result<()> {
+    if !a.run.is_dir() {
+        bail!("run directory {} does not exist", a.run.display());
+    }
+    let run = RunDir::create_or_open(&a.run)?;
+    let stored = run.root().join("config.toml");
+    let cfg = RunConfig::load(&stored).with_context(|| format!("{} is not a vzero run (no config.toml)", run.root().display()))?;
+    let variant = Variant::load(&cfg.variant)?;
+    let ckpt = match a.checkpoint {
+        Some(p) => p,
+        None => run.latest_checkpoint()?.with_context(|| format!("no checkpoint in {}", run.checkpoints_dir().display()))?,
+    };
+    let minutes = a.minutes.unwrap_or_else(|| {
+        let first = run.list_checkpoints().ok().and_then(|c| c.first().map(|c| c.path.clone()));
+        let json = if ckpt.extension().is_some_and(|e| e == "json") { ckpt.clone() } else { ckpt.with_extension("json") };
+        match (first.as_deref().and_then(mtime), mtime(&json)) {
+            (Some(t0), Some(t)) => t.duration_since(t0).map_or(0.0, |d| d.as_secs_f64() / 60.0),
+            _ => 0.0,
+        }
+    });
+    let g = run_gauntlet(&run, variant, &ckpt, &cfg.gauntlet, minutes)?;
+    println!("{}", g.line());
+    print!("{}", vzero_arena::format_table(&g.ratings));
+    let dir = vzero_arena::gauntlet::arena_dir(&run);
+    println!("games    {}", dir.join("games.pgn").display());
+    println!("ratings  {}", dir.join("ratings.csv").display());
+    println!("elo      {} ({})", dir.join("elo.csv").display(), run.plots_dir().join("elo.svg").display());
     Ok(())
 }
 
