@@ -247,17 +247,8 @@ pub fn play_game(white: &mut dyn Player, black: &mut dyn Player, opening: &Game,
 }
 
 fn today() -> String {
-    // civil date from the Unix time (UTC), no dependency
     let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let z = (secs / 86400) as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + (m <= 2) as i64;
+    let (y, m, d) = vzero_model::checkpoint::civil_date(secs);
     format!("{y:04}.{m:02}.{d:02}")
 }
 

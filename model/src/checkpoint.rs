@@ -489,12 +489,10 @@ pub fn fnv1a64(bytes: &[u8]) -> u64 {
     h
 }
 
-/// Seconds since the epoch -> "YYYY-MM-DDTHH:MM:SSZ" (proleptic Gregorian, UTC).
-fn rfc3339_utc(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
+/// Seconds since the epoch -> (year, month, day), proleptic Gregorian, UTC
+/// (Howard Hinnant's civil_from_days).
+pub fn civil_date(secs: u64) -> (i64, i64, i64) {
+    let z = (secs / 86_400) as i64 + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;
     let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
@@ -502,7 +500,13 @@ fn rfc3339_utc(secs: u64) -> String {
     let mp = (5 * doy + 2) / 153;
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+/// Seconds since the epoch -> "YYYY-MM-DDTHH:MM:SSZ" (proleptic Gregorian, UTC).
+fn rfc3339_utc(secs: u64) -> String {
+    let (y, m, d) = civil_date(secs);
+    let rem = secs % 86_400;
     format!(
         "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
         rem / 3600,
