@@ -12,7 +12,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use vzero_data::{write_chunk, ChunkMeta, GameRecord, RunDir, Row};
 use vzero_encoding::ENCODING_VERSION;
-use vzero_mcts::{gather_batch, FalseResignStats, Leaf, ResignTracker, Search, SearchConfig, VariantGame};
+use vzero_mcts::{gather_batch, FalseResignStats, Leaf, LeafValue, ResignTracker, Search, SearchConfig, VariantGame};
 use vzero_model::{Device, NetEvaluator};
 use vzero_rules::{Color, Game, Move, Outcome, Variant};
 
@@ -71,7 +71,8 @@ pub struct WorkerContext {
 /// A game in progress.
 struct Slot {
     game: Game,
-    rows: Vec<(Row, Color)>,
+    /// Rows of the game so far, with the mover and the search's W/D/L at that row.
+    rows: Vec<(Row, Color, [f32; 3])>,
     priors: Vec<f32>,
     values: Vec<f32>,
     resign: ResignTracker,
@@ -226,7 +227,8 @@ impl Worker {
             weight: 1.0,
             policy_weight: if full { 1.0 } else { 0.0 },
         };
-        slot.rows.push((row, side));
+        let search_wdl = LeafValue { value: result.root_value, draw: result.root_draw }.wdl();
+        slot.rows.push((row, side, search_wdl));
         let chosen = result.chosen;
         let prior = result.moves.iter().find(|m| m.mv == chosen).map_or(0.0, |m| m.prior);
         slot.priors.push(prior);
@@ -279,8 +281,11 @@ impl Worker {
         self.searches[i] = new_search;
         self.searches[i].start();
         let plies = slot.game.moves().len() as f32;
-        for (mut row, side) in slot.rows {
-            row.wdl = wdl_for(side, winner);
+        // A game stopped at max_plies has no result: its rows keep their own search's W/D/L as
+        // value targets rather than teaching that aimless play draws.
+        let truncated = reason == "max-plies";
+        for (mut row, side, search_wdl) in slot.rows {
+            row.wdl = if truncated { search_wdl } else { wdl_for(side, winner) };
             row.moves_left = plies - row.ply as f32;
             self.rows.push(row);
         }

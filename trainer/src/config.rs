@@ -50,6 +50,13 @@ pub struct LearnConfig {
     /// Weight of the moves-left loss (default 0.1; ignored without a moves-left head).
     #[serde(default = "default_moves_left_weight")]
     pub moves_left_weight: f64,
+    /// Share of the search's root value in the value target (0 = game result only; default
+    /// 0.5): `target = (1 - r) * result + r * [(1 + q) / 2, 0, (1 - q) / 2]`. Averaging the noisy
+    /// game result with the search's own estimate cuts the variance of the target, which is
+    /// what a small run needs most (the "z + q" target of the Oracle AlphaZero study and lc0's
+    /// q-ratio).
+    #[serde(default = "default_value_q_ratio")]
+    pub value_q_ratio: f64,
     /// Seed of the sampler and of generation 0's weights (default 0).
     #[serde(default)]
     pub seed: u64,
@@ -61,6 +68,10 @@ fn default_log_every() -> u64 {
 
 fn default_moves_left_weight() -> f64 {
     0.1
+}
+
+fn default_value_q_ratio() -> f64 {
+    0.5
 }
 
 impl LearnConfig {
@@ -75,13 +86,14 @@ impl LearnConfig {
             weight_decay: 1e-4,
             max_reuse: 4.0,
             min_rows: 5_000,
-            window_min: 20_000,
+            window_min: 200_000,
             window_exponent: 0.65,
             window_scale: 8.0,
             publish_every: 100,
             threads: 2,
             log_every: 10,
             moves_left_weight: 0.1,
+            value_q_ratio: default_value_q_ratio(),
             seed: 0,
         }
     }
@@ -123,6 +135,9 @@ impl LearnConfig {
         }
         if !(self.moves_left_weight.is_finite() && self.moves_left_weight >= 0.0) {
             bail!("learn.moves_left_weight must be >= 0, got {}", self.moves_left_weight);
+        }
+        if !(self.value_q_ratio.is_finite() && (0.0..=1.0).contains(&self.value_q_ratio)) {
+            bail!("learn.value_q_ratio must be in [0, 1], got {}", self.value_q_ratio);
         }
         match self.lr_schedule {
             LrSchedule::Constant => {}

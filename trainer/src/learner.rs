@@ -87,6 +87,21 @@ fn now_unix() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }
 
+/// Replaces each row's value target by `(1 - ratio) * result + ratio * search value` (as a
+/// W/D/L with no draw mass); see [`LearnConfig::value_q_ratio`].
+pub fn mix_search_value(batch: &mut RowBlock, ratio: f32) {
+    if ratio <= 0.0 {
+        return;
+    }
+    for (wdl, &q) in batch.wdl.iter_mut().zip(&batch.search_value) {
+        let q = q.clamp(-1.0, 1.0);
+        let target = [(1.0 + q) * 0.5, 0.0, (1.0 - q) * 0.5];
+        for (t, s) in wdl.iter_mut().zip(target) {
+            *t = (1.0 - ratio) * *t + ratio * s;
+        }
+    }
+}
+
 impl Learner {
     /// Opens the run: resumes from the newest checkpoint in it (step, samples seen, weights;
     /// the optimizer state restarts: momentum rebuilds within a few dozen steps), or creates and
@@ -289,6 +304,7 @@ impl Learner {
             let lr = self.cfg.lr_at(self.step);
             self.trainer.set_lr(lr);
             self.window.sample_into(self.cfg.batch_size, &mut self.batch)?;
+            mix_search_value(&mut self.batch, self.cfg.value_q_ratio as f32);
             self.policy.clear();
             for i in 0..self.batch.len() {
                 if self.batch.policy_weight[i] > 0.0 {
@@ -448,5 +464,28 @@ impl Learner {
             })
             .count();
         Ok((entropy, correct as f64 / b as f64))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn search_value_mix_moves_the_target_expectation_linearly() {
+        let mut b = RowBlock::new(1);
+        b.wdl = vec![[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
+        b.search_value = vec![-0.5, 0.8, 2.0];
+        let before = b.clone();
+        mix_search_value(&mut b, 0.0);
+        assert_eq!(b, before);
+        mix_search_value(&mut b, 0.25);
+        for (i, wdl) in b.wdl.iter().enumerate() {
+            assert!((wdl.iter().sum::<f32>() - 1.0).abs() < 1e-6);
+            let z = before.wdl[i][0] - before.wdl[i][2];
+            let q = before.search_value[i].clamp(-1.0, 1.0);
+            assert!((wdl[0] - wdl[2] - (0.75 * z + 0.25 * q)).abs() < 1e-6, "row {i}: {wdl:?}");
+            assert!((wdl[1] - 0.75 * before.wdl[i][1]).abs() < 1e-6);
+        }
     }
 }

@@ -14,5 +14,5 @@ mod metrics;
 pub mod synth;
 
 pub use config::{LearnConfig, LrSchedule};
-pub use learner::{LearnStatus, LearnSummary, Learner, StopReason};
+pub use learner::{mix_search_value, LearnStatus, LearnSummary, Learner, StopReason};
 pub use metrics::{draw_plot, read_metrics, MetricsRow, METRICS_HEADER};

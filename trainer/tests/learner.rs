@@ -39,6 +39,7 @@ fn cfg() -> LearnConfig {
         threads: 1,
         log_every: 5,
         moves_left_weight: 0.1,
+        value_q_ratio: 0.0,
         seed: 1,
     }
 }
