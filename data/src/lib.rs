@@ -29,7 +29,8 @@ pub struct Row {
     pub planes: Vec<f32>,
     /// Sparse search policy target (move index, probability); may be empty.
     pub policy: Vec<(u32, f32)>,
-    /// Final game result for this row's side to move: win, draw, loss.
+    /// Final game result for this row's side to move: win, draw, loss (for a game stopped at
+    /// max plies, which has no result: the search's W/D/L at this row).
     pub wdl: [f32; 3],
     /// Root value of the search for the side to move, in [-1, 1].
     pub search_value: f32,
