@@ -73,7 +73,7 @@ impl PgnGame {
     pub fn to_pgn(&self, fullmove: u32, first_ply_black: bool) -> String {
         let mut s = String::new();
         for (k, v) in &self.tags {
-            let v = v.replace('\\', "\\\\").replace('"', "\\\"");
+            let v = vzero_data::pgn::escape_tag_value(v);
             let _ = writeln!(s, "[{k} \"{v}\"]");
         }
         s.push('\n');
@@ -133,28 +133,7 @@ pub fn parse_pgn(text: &str, file: &str) -> Result<Vec<PgnGame>, PgnError> {
             if in_moves {
                 return Err(err(ln, format!("tag pair inside movetext (missing result token for the game started on line {start_line})")));
             }
-            let inner = trimmed
-                .strip_prefix('[')
-                .and_then(|x| x.strip_suffix(']'))
-                .ok_or_else(|| err(ln, format!("malformed tag pair '{trimmed}'")))?;
-            let (name, rest) = inner.split_once(char::is_whitespace).ok_or_else(|| err(ln, format!("malformed tag pair '{trimmed}'")))?;
-            let rest = rest.trim();
-            let value = rest
-                .strip_prefix('"')
-                .and_then(|x| x.strip_suffix('"'))
-                .ok_or_else(|| err(ln, format!("tag {name}: value must be in double quotes")))?;
-            let mut v = String::new();
-            let mut esc = false;
-            for c in value.chars() {
-                if esc {
-                    v.push(c);
-                    esc = false;
-                } else if c == '\\' {
-                    esc = true;
-                } else {
-                    v.push(c);
-                }
-            }
+            let (name, v) = vzero_data::pgn::parse_tag_pair(trimmed).map_err(|e| err(ln, e))?;
             if !started {
                 start_line = ln;
             }

@@ -9,6 +9,7 @@
 
 mod chunk;
 mod error;
+pub mod pgn;
 mod rundir;
 mod window;
 

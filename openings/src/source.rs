@@ -431,28 +431,12 @@ impl<R: BufRead> PgnReader<R> {
 }
 
 fn parse_tag(trimmed: &str, ln: usize, p: &mut Partial) {
-    let inner = trimmed.strip_prefix('[').and_then(|x| x.strip_suffix(']'));
-    let Some((name, rest)) = inner.and_then(|i| i.split_once(char::is_whitespace)) else {
-        p.error.get_or_insert((ln, format!("malformed tag pair '{trimmed}'")));
-        return;
-    };
-    let Some(value) = rest.trim().strip_prefix('"').and_then(|x| x.strip_suffix('"')) else {
-        p.error.get_or_insert((ln, format!("tag {name}: value must be in double quotes")));
-        return;
-    };
-    let mut v = String::new();
-    let mut esc = false;
-    for c in value.chars() {
-        if esc {
-            v.push(c);
-            esc = false;
-        } else if c == '\\' {
-            esc = true;
-        } else {
-            v.push(c);
+    match vzero_data::pgn::parse_tag_pair(trimmed) {
+        Ok((name, value)) => p.tags.push((name.to_string(), value)),
+        Err(e) => {
+            p.error.get_or_insert((ln, e));
         }
     }
-    p.tags.push((name.to_string(), v));
 }
 
 /// Consumes a movetext token; returns the result when it is a result token.
