@@ -96,6 +96,9 @@ fn wait_for_network(ctx: &WorkerContext) -> Result<Option<PathBuf>> {
     }
 }
 
+/// The end reason of a game stopped at `max_plies`: it has no result.
+const MAX_PLIES: &str = "max-plies";
+
 /// W/D/L target for `side` given the winner.
 fn wdl_for(side: Color, winner: Option<Color>) -> [f32; 3] {
     match winner {
@@ -252,7 +255,7 @@ impl Worker {
             return self.end_game(i, Some((winner, over.reason.to_string())));
         }
         if slot.game.moves().len() as u32 >= self.ctx.config.max_plies {
-            return self.end_game(i, Some((None, "max-plies".to_string())));
+            return self.end_game(i, Some((None, MAX_PLIES.to_string())));
         }
         self.searches[i].advance(chosen);
         self.searches[i].set_ply(slot.game.moves().len() as u32);
@@ -283,7 +286,7 @@ impl Worker {
         let plies = slot.game.moves().len() as f32;
         // A game stopped at max_plies has no result: its rows keep their own search's W/D/L as
         // value targets rather than teaching that aimless play draws.
-        let truncated = reason == "max-plies";
+        let truncated = reason == MAX_PLIES;
         for (mut row, side, search_wdl) in slot.rows {
             row.wdl = if truncated { search_wdl } else { wdl_for(side, winner) };
             row.moves_left = plies - row.ply as f32;

@@ -106,6 +106,12 @@ impl LearnConfig {
             }
             Ok(())
         };
+        let unit = |name: &str, v: f64| -> Result<()> {
+            if !(v.is_finite() && (0.0..=1.0).contains(&v)) {
+                bail!("learn.{name} must be in [0, 1], got {v}");
+            }
+            Ok(())
+        };
         if self.batch_size == 0 {
             bail!("learn.batch_size must be > 0");
         }
@@ -118,9 +124,7 @@ impl LearnConfig {
         }
         pos("max_reuse", self.max_reuse)?;
         pos("window_scale", self.window_scale)?;
-        if !(self.window_exponent.is_finite() && (0.0..=1.0).contains(&self.window_exponent)) {
-            bail!("learn.window_exponent must be in [0, 1], got {}", self.window_exponent);
-        }
+        unit("window_exponent", self.window_exponent)?;
         if self.window_min == 0 {
             bail!("learn.window_min must be > 0");
         }
@@ -136,9 +140,7 @@ impl LearnConfig {
         if !(self.moves_left_weight.is_finite() && self.moves_left_weight >= 0.0) {
             bail!("learn.moves_left_weight must be >= 0, got {}", self.moves_left_weight);
         }
-        if !(self.value_q_ratio.is_finite() && (0.0..=1.0).contains(&self.value_q_ratio)) {
-            bail!("learn.value_q_ratio must be in [0, 1], got {}", self.value_q_ratio);
-        }
+        unit("value_q_ratio", self.value_q_ratio)?;
         match self.lr_schedule {
             LrSchedule::Constant => {}
             LrSchedule::Step { every, factor } => {
@@ -151,9 +153,7 @@ impl LearnConfig {
                 if period == 0 {
                     bail!("learn.lr_schedule.period must be > 0");
                 }
-                if !(min_factor.is_finite() && (0.0..=1.0).contains(&min_factor)) {
-                    bail!("learn.lr_schedule.min_factor must be in [0, 1], got {min_factor}");
-                }
+                unit("lr_schedule.min_factor", min_factor)?;
             }
         }
         Ok(())
