@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use vzero_mcts::{MaterialEvaluator, Search, SearchConfig, SearchResult, VariantGame};
+use vzero_mcts::{Knowledge, MaterialEvaluator, Search, SearchConfig, SearchResult, VariantGame};
 pub use vzero_model::NetEvaluator;
 use vzero_rules::Move;
 
@@ -16,6 +16,8 @@ pub const MAX_SIMS: u64 = 5_000_000;
 pub enum Evaluator {
     /// Uniform priors, material value (no network).
     Material(MaterialEvaluator),
+    /// The variant-definition heuristics alone: capture priors and quiescent material value.
+    Knowledge(Knowledge),
     /// A network (with its variant's encodings).
     Net(Box<NetEvaluator>),
 }
@@ -24,7 +26,7 @@ impl Evaluator {
     /// Leaves gathered per evaluation: 1 without a network, a small batch with one.
     fn batch(&self) -> usize {
         match self {
-            Evaluator::Material(_) => 1,
+            Evaluator::Material(_) | Evaluator::Knowledge(_) => 1,
             Evaluator::Net(_) => 8,
         }
     }
@@ -103,12 +105,16 @@ pub fn search_move(
         let n = search.gather(batch, &mut leaves);
         if n > 0 {
             match eval {
-                Evaluator::Material(m) => {
+                Evaluator::Material(_) | Evaluator::Knowledge(_) => {
                     for leaf in &leaves {
                         let moves = search.leaf_moves(leaf.handle);
                         priors.clear();
                         priors.resize(moves.len(), 0.0);
-                        let v = m.evaluate(&leaf.state, moves, &mut priors);
+                        let v = match eval {
+                            Evaluator::Knowledge(k) => k.evaluate(&leaf.state, moves, &mut priors),
+                            Evaluator::Material(m) => m.evaluate(&leaf.state, moves, &mut priors),
+                            Evaluator::Net(_) => unreachable!(),
+                        };
                         search.apply(leaf.handle, &priors, v);
                     }
                 }

@@ -4,7 +4,7 @@
 //! ## Player spec grammar
 //!
 //! ```text
-//! spec      := random | greedy | alphabeta[:DEPTH] | mcts[:SIMS] | net:PATH[:SIMS] | net:PATH:gumbel[:SIMS]
+//! spec      := random | greedy | alphabeta[:DEPTH] | mcts[:SIMS][:knowledge] | net:PATH[:SIMS] | net:PATH:gumbel[:SIMS]
 //!            | uci:CMD{:OPTION}
 //! OPTION    := nodes=N | movetime=MS | opt=NAME=VALUE | variantpath=PATH | name=LABEL | timeout=MS
 //! ```
@@ -14,7 +14,9 @@
 //!   material balance after the move (`PieceInfo.value`), ties broken at random.
 //! * `alphabeta:D` — fixed-depth (default 3) negamax with alpha-beta on material, captures and
 //!   promotions searched first (MVV-LVA), mates scored by distance; random among equal moves.
-//! * `mcts:N` — PUCT MCTS, N simulations (default 800) per move, uniform priors, material value.
+//! * `mcts:N` — PUCT MCTS, N simulations (default 800) per move, uniform priors, material value;
+//!   `mcts:N:knowledge` evaluates leaves with the variant-definition heuristics instead
+//!   ([`vzero_mcts::Knowledge`]: capture priors, quiescent material value).
 //! * `net:PATH:N` — checkpoint PATH (stem, `.json` or `.safetensors`) evaluating leaves of a PUCT
 //!   search of N simulations (default 800); `net:PATH:gumbel:N` uses a Gumbel root with N
 //!   simulations (default 64).
@@ -34,7 +36,7 @@ use anyhow::{bail, Context, Result};
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
-use vzero_mcts::{material_balance, GumbelConfig, MaterialEvaluator, RootMode, SearchConfig, VariantGame};
+use vzero_mcts::{material_balance, GumbelConfig, Knowledge, MaterialEvaluator, RootMode, SearchConfig, VariantGame};
 use vzero_rules::{Game, Move, MoveKind, Outcome, Variant};
 
 use crate::engine::{search_move, Evaluator, Limits, NetEvaluator};
@@ -59,7 +61,7 @@ pub enum PlayerSpec {
     Random,
     Greedy,
     AlphaBeta { depth: u32 },
-    Mcts { sims: u32 },
+    Mcts { sims: u32, knowledge: bool },
     Net { path: PathBuf, sims: u32, gumbel: bool },
     Uci(UciEngineSpec),
 }
@@ -84,11 +86,17 @@ impl PlayerSpec {
                 PlayerSpec::AlphaBeta { depth }
             }
             "mcts" => {
-                let sims = if has_rest { num(rest, "mcts simulations")? } else { 800 };
+                let (sims, knowledge) = match rest.split_once(':') {
+                    Some((n, "knowledge")) => (n, true),
+                    Some(_) => bail!("bad mcts spec '{spec}': mcts[:SIMS][:knowledge]"),
+                    None if rest == "knowledge" => ("", true),
+                    None => (rest, false),
+                };
+                let sims = if sims.is_empty() { 800 } else { num(sims, "mcts simulations")? };
                 if sims == 0 {
                     bail!("mcts simulations must be at least 1");
                 }
-                PlayerSpec::Mcts { sims }
+                PlayerSpec::Mcts { sims, knowledge }
             }
             "net" => {
                 let parts: Vec<&str> = rest.split(':').collect();
@@ -121,7 +129,7 @@ impl PlayerSpec {
             PlayerSpec::Random => "random".into(),
             PlayerSpec::Greedy => "greedy".into(),
             PlayerSpec::AlphaBeta { depth } => format!("alphabeta:{depth}"),
-            PlayerSpec::Mcts { sims } => format!("mcts:{sims}"),
+            PlayerSpec::Mcts { sims, knowledge } => format!("mcts:{sims}{}", if *knowledge { ":knowledge" } else { "" }),
             PlayerSpec::Net { path, sims, gumbel } => {
                 let stem = path.file_name().map_or_else(|| path.display().to_string(), |f| f.to_string_lossy().to_string());
                 let stem = stem.strip_suffix(".json").or_else(|| stem.strip_suffix(".safetensors")).unwrap_or(&stem).to_string();
@@ -143,12 +151,16 @@ impl PlayerSpec {
             PlayerSpec::Random => Box::new(RandomPlayer { name, rng }),
             PlayerSpec::Greedy => Box::new(GreedyPlayer { name, rng }),
             PlayerSpec::AlphaBeta { depth } => Box::new(AlphaBetaPlayer { name, rng, depth: *depth, nodes: 0 }),
-            PlayerSpec::Mcts { sims } => Box::new(MctsPlayer {
+            PlayerSpec::Mcts { sims, knowledge } => Box::new(MctsPlayer {
                 name,
                 rng,
                 sims: *sims,
                 config: SearchConfig::default(),
-                eval: Evaluator::Material(MaterialEvaluator::default()),
+                eval: if *knowledge {
+                    Evaluator::Knowledge(Knowledge::heuristic_only())
+                } else {
+                    Evaluator::Material(MaterialEvaluator::default())
+                },
             }),
             PlayerSpec::Net { path, sims, gumbel } => {
                 let (net, _) = NetEvaluator::load(path, variant, tch::Device::Cpu).with_context(|| format!("loading checkpoint {}", path.display()))?;

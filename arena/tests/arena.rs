@@ -176,7 +176,9 @@ fn mates_in_one(g: &Game) -> Vec<vzero_rules::Move> {
 #[test]
 fn spec_grammar() {
     assert_eq!(PlayerSpec::parse("alphabeta").unwrap(), PlayerSpec::AlphaBeta { depth: 3 });
-    assert_eq!(PlayerSpec::parse("mcts:64").unwrap(), PlayerSpec::Mcts { sims: 64 });
+    assert_eq!(PlayerSpec::parse("mcts:64").unwrap(), PlayerSpec::Mcts { sims: 64, knowledge: false });
+    assert_eq!(PlayerSpec::parse("mcts:64:knowledge").unwrap(), PlayerSpec::Mcts { sims: 64, knowledge: true });
+    assert_eq!(PlayerSpec::parse("mcts:knowledge").unwrap().name(), "mcts:800:knowledge");
     match PlayerSpec::parse("net:runs/a/gen7:gumbel:32").unwrap() {
         PlayerSpec::Net { sims, gumbel, .. } => assert!(gumbel && sims == 32),
         s => panic!("{s:?}"),
@@ -192,7 +194,7 @@ fn spec_grammar() {
         }
         s => panic!("{s:?}"),
     }
-    for bad in ["", "randomx", "random:1", "mcts:0", "mcts:x", "net", "uci:", "uci:x:bogus=1", "alphabeta:99"] {
+    for bad in ["", "randomx", "random:1", "mcts:0", "mcts:x", "mcts:64:bogus", "net", "uci:", "uci:x:bogus=1", "alphabeta:99"] {
         assert!(PlayerSpec::parse(bad).is_err(), "{bad}");
     }
     // a missing engine is an error at build time, not a panic

@@ -52,8 +52,10 @@
 pub mod config;
 pub mod eval;
 pub mod game;
+pub mod knowledge;
 pub mod gumbel;
 pub mod noise;
+pub mod quiescence;
 pub mod resign;
 pub mod result;
 pub mod search;
@@ -64,6 +66,8 @@ pub use config::{DirichletNoise, GumbelConfig, PlayoutCap, RootMode, SearchConfi
 pub use eval::{uniform_evaluator, LeafValue};
 pub use game::Game;
 pub use resign::{FalseResignStats, PlaythroughOutcome, ResignConfig, ResignTracker};
+pub use knowledge::Knowledge;
+pub use quiescence::Quiescence;
 pub use result::{MoveStats, NodeStats, SearchResult};
 pub use search::{gather_batch, Leaf, LeafHandle, Search};
 pub use variant_game::{material_balance, material_evaluator, MaterialEvaluator, RolloutEvaluator, VariantGame};

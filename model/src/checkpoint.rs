@@ -15,6 +15,8 @@ use safetensors::tensor::{Dtype, SafeTensors, TensorView};
 use serde::{Deserialize, Serialize};
 use tch::{Device, Kind, Tensor};
 
+use vzero_mcts::Knowledge;
+
 use crate::config::{NetConfig, PolicyHead};
 use crate::error::{io_err, ModelError, Result};
 use crate::model::Model;
@@ -49,10 +51,14 @@ pub struct CheckpointMeta {
     pub weights_file: String,
     pub weights_bytes: u64,
     pub weights_fnv1a64: String,
+    /// Heuristic knowledge blended into the network's leaf evaluations when it was trained
+    /// (annealed weights at `step`); searches with this network use it by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub knowledge: Option<Knowledge>,
 }
 
 /// What the caller provides when saving.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CheckpointInfo {
     pub variant: String,
     pub encoding_version: u32,
@@ -60,6 +66,8 @@ pub struct CheckpointInfo {
     pub step: u64,
     pub samples_seen: u64,
     pub parent: Option<String>,
+    /// Knowledge blend to record (see [`CheckpointMeta::knowledge`]).
+    pub knowledge: Option<Knowledge>,
 }
 
 /// What the caller requires when loading. `net: Some(cfg)` additionally requires the
@@ -131,6 +139,7 @@ pub fn save(model: &Model, path: &Path, info: &CheckpointInfo) -> Result<Checkpo
             .into_owned(),
         weights_bytes: bytes.len() as u64,
         weights_fnv1a64: format!("{:016x}", fnv1a64(&bytes)),
+        knowledge: info.knowledge,
     };
     let mut json =
         serde_json::to_vec_pretty(&meta).map_err(|e| ModelError::Config(e.to_string()))?;

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use tch::Device;
 use vzero_encoding::{fingerprint, InputEncoder, MoveEncoder, MoveEntry, ENCODING_VERSION};
-use vzero_mcts::{LeafValue, Search, SearchResult, VariantGame};
+use vzero_mcts::{Knowledge, LeafValue, Search, SearchResult, VariantGame};
 use vzero_rules::{Move, Variant};
 
 use crate::checkpoint::{self, CheckpointInfo, CheckpointMeta, Expected};
@@ -28,6 +28,7 @@ pub fn checkpoint_info(variant: Variant, step: u64, samples_seen: u64, parent: O
         step,
         samples_seen,
         parent,
+        knowledge: None,
     }
 }
 
@@ -39,6 +40,7 @@ pub struct NetEvaluator {
     name: String,
     planes: Vec<f32>,
     legal: LegalMoves,
+    knowledge: Knowledge,
 }
 
 /// The policy map of `variant`'s move encoding: each move index goes to a cell
@@ -96,7 +98,15 @@ impl NetEvaluator {
                 variant.name()
             )));
         }
-        Ok(NetEvaluator { model, input, moves, name: name.into(), planes: Vec::new(), legal: LegalMoves::new() })
+        Ok(NetEvaluator {
+            model,
+            input,
+            moves,
+            name: name.into(),
+            planes: Vec::new(),
+            legal: LegalMoves::new(),
+            knowledge: Knowledge::default(),
+        })
     }
 
     /// Loads a checkpoint of `variant`, refusing one of another variant or encoding version.
@@ -110,7 +120,20 @@ impl NetEvaluator {
         };
         let (model, meta) = checkpoint::load(path, &expected, device)?;
         let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-        Ok((NetEvaluator::new(model, variant, name)?, meta))
+        let mut net = NetEvaluator::new(model, variant, name)?;
+        net.knowledge = meta.knowledge.unwrap_or_default();
+        Ok((net, meta))
+    }
+
+    /// The heuristic knowledge blended into every evaluation (inactive unless the checkpoint
+    /// recorded one or [`NetEvaluator::set_knowledge`] set it).
+    pub fn knowledge(&self) -> Knowledge {
+        self.knowledge
+    }
+
+    /// Sets the knowledge blend (e.g. `Knowledge::default()` to evaluate with the network alone).
+    pub fn set_knowledge(&mut self, knowledge: Knowledge) {
+        self.knowledge = knowledge;
     }
 
     /// Checkpoint name (file stem) or the name given to [`NetEvaluator::new`].
@@ -152,10 +175,16 @@ impl NetEvaluator {
             self.legal.push(&idx);
         }
         let eval = self.model.evaluate(&self.planes, None, &self.legal)?;
+        let knowledge = self.knowledge;
         Ok((0..n)
             .map(|i| {
                 let [w, d, l] = eval.wdl[i];
-                (eval.policy(i).to_vec(), LeafValue::from_wdl(w, d, l))
+                let mut priors = eval.policy(i).to_vec();
+                let mut value = LeafValue::from_wdl(w, d, l);
+                if knowledge.is_active() {
+                    value = knowledge.apply(states[i], moves[i], &mut priors, value);
+                }
+                (priors, value)
             })
             .collect())
     }

@@ -308,6 +308,7 @@ fn checkpoint_round_trip_is_bit_exact() {
         step: 3,
         samples_seen: 24,
         parent: Some("s0".into()),
+        knowledge: Some(vzero_mcts::Knowledge { value_weight: 0.375, prior_weight: 0.125, ..Default::default() }),
     };
     let meta = checkpoint::save(&model, &dir.join("s3"), &info).unwrap();
     assert!(dir.join("s3.json").exists() && dir.join("s3.safetensors").exists());
@@ -333,6 +334,7 @@ fn checkpoint_round_trip_is_bit_exact() {
         (meta2.step, meta2.samples_seen, meta2.parent.as_deref()),
         (3, 24, Some("s0"))
     );
+    assert_eq!(meta2.knowledge, info.knowledge);
     let (_, _, legal) = inputs(&cfg, 8, 30, 4);
     let a = model
         .evaluate_lists(&planes, Some(&globals), &legal)

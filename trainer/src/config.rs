@@ -2,6 +2,7 @@
 
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
+use vzero_mcts::Knowledge;
 
 /// Learning-rate schedule after warm-up (`lr` is the base rate).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -60,6 +61,15 @@ pub struct LearnConfig {
     /// Seed of the sampler and of generation 0's weights (default 0).
     #[serde(default)]
     pub seed: u64,
+    /// Heuristic knowledge from the variant definition blended into the leaf evaluations of
+    /// searches with this run's networks, annealed to 0 over `anneal_steps` (`[learn.knowledge]`;
+    /// off by default). Each checkpoint records the blend at its step.
+    #[serde(default, skip_serializing_if = "knowledge_off")]
+    pub knowledge: Knowledge,
+}
+
+fn knowledge_off(k: &Knowledge) -> bool {
+    *k == Knowledge::default()
 }
 
 fn default_log_every() -> u64 {
@@ -95,6 +105,7 @@ impl LearnConfig {
             moves_left_weight: 0.1,
             value_q_ratio: default_value_q_ratio(),
             seed: 0,
+            knowledge: Knowledge::default(),
         }
     }
 
@@ -141,6 +152,7 @@ impl LearnConfig {
             bail!("learn.moves_left_weight must be >= 0, got {}", self.moves_left_weight);
         }
         unit("value_q_ratio", self.value_q_ratio)?;
+        self.knowledge.validate().map_err(|e| anyhow::anyhow!("learn.knowledge.{e}"))?;
         match self.lr_schedule {
             LrSchedule::Constant => {}
             LrSchedule::Step { every, factor } => {

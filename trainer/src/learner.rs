@@ -263,7 +263,9 @@ impl Learner {
     fn publish_checkpoint(&mut self, parent: Option<String>) -> Result<String> {
         let generation = if parent.is_some() { self.generation + 1 } else { self.generation };
         let name = checkpoint_name(generation, self.step);
-        let info = vzero_model::checkpoint_info(self.rules_variant, self.step, self.samples_seen, parent);
+        let mut info = vzero_model::checkpoint_info(self.rules_variant, self.step, self.samples_seen, parent);
+        let knowledge = self.cfg.knowledge.at(self.step);
+        info.knowledge = knowledge.is_active().then_some(knowledge);
         checkpoint::save(&self.model, &self.run.checkpoints_dir().join(&name), &info)
             .with_context(|| format!("publishing checkpoint {name}"))?;
         self.generation = generation;

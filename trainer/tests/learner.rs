@@ -41,12 +41,23 @@ fn cfg() -> LearnConfig {
         moves_left_weight: 0.1,
         value_q_ratio: 0.0,
         seed: 1,
+        knowledge: Default::default(),
     }
 }
 
 fn add_chunk(run: &RunDir, rows: usize, seed: u64) {
     let v = variant();
     write_chunk(&run.new_chunk_path("t"), &synth_meta(v, "x"), &synth_rows(v, rows, seed), &[]).unwrap();
+}
+
+/// A fresh run directory (kept alive by the returned guard) holding two chunks of 512 rows.
+fn run_with_two_chunks() -> (tempfile::TempDir, RunDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let run = RunDir::create_or_open(dir.path()).unwrap();
+    for seed in 0..2 {
+        add_chunk(&run, 512, seed);
+    }
+    (dir, run)
 }
 
 fn json_count(run: &RunDir) -> usize {
@@ -121,13 +132,8 @@ fn learns_publishes_caps_and_resumes() {
 
 #[test]
 fn kill_between_publishes_resumes_from_last_checkpoint() {
-    let dir = tempfile::tempdir().unwrap();
-    let run = RunDir::create_or_open(dir.path()).unwrap();
-    let v = variant();
-    let net = tiny_net(v);
-    for seed in 0..2 {
-        add_chunk(&run, 512, seed);
-    }
+    let (_dir, run) = run_with_two_chunks();
+    let (v, net) = (variant(), tiny_net(variant()));
     let mut c = cfg();
     c.publish_every = 10;
     let mut l = Learner::open(&run, v, &net, c.clone(), Device::Cpu).unwrap();
@@ -270,4 +276,25 @@ fn plot_from_metrics() {
     draw_plot(&path, &rows).unwrap();
     let svg = fs::read_to_string(&path).unwrap();
     assert!(svg.contains("<polyline") && svg.contains("training losses") && svg.contains("policy"));
+}
+
+#[test]
+fn checkpoints_record_the_annealed_knowledge_blend() {
+    let (_dir, run) = run_with_two_chunks();
+    let (v, net) = (variant(), tiny_net(variant()));
+    let mut c = cfg();
+    c.publish_every = 10;
+    c.knowledge = vzero_mcts::Knowledge { value_weight: 0.5, prior_weight: 0.25, anneal_steps: 20, ..Default::default() };
+    let mut l = Learner::open(&run, v, &net, c, Device::Cpu).unwrap();
+    let n = Cell::new(0);
+    l.run(&|| { n.set(n.get() + 1); n.get() <= 25 }, &mut |_| {}).unwrap();
+    let meta = |name: &str| vzero_model::checkpoint::read_meta(&run.checkpoints_dir().join(name)).unwrap();
+    let k0 = meta("gen-000000-step-000000000.json").knowledge.expect("generation 0 records the blend");
+    assert_eq!((k0.value_weight, k0.prior_weight), (0.5, 0.25));
+    let k10 = meta("gen-000001-step-000000010.json").knowledge.unwrap();
+    assert!((k10.value_weight - 0.25).abs() < 1e-6 && (k10.prior_weight - 0.125).abs() < 1e-6, "{k10:?}");
+    // annealed away: nothing recorded, searches use the network alone
+    assert_eq!(meta("gen-000002-step-000000020.json").knowledge, None);
+    let (evaluator, _) = vzero_model::NetEvaluator::load(&run.checkpoints_dir().join("gen-000001-step-000000010.json"), v, Device::Cpu).unwrap();
+    assert_eq!(evaluator.knowledge(), k10);
 }

@@ -7,7 +7,7 @@ use std::time::Instant;
 use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
 use vzero_mcts::{
-    uniform_evaluator, GumbelConfig, LeafValue, MaterialEvaluator, RolloutEvaluator, RootMode, Search, SearchConfig,
+    uniform_evaluator, GumbelConfig, Knowledge, LeafValue, MaterialEvaluator, RolloutEvaluator, RootMode, Search, SearchConfig,
     VariantGame,
 };
 use vzero_rules::Move;
@@ -26,6 +26,9 @@ pub enum EvalKind {
     Rollout,
     /// Uniform priors; value 0.
     Uniform,
+    /// The variant-definition heuristics: capture priors (MVV), value tanh(material / 4 pawns)
+    /// after a capture-only quiescence search.
+    Knowledge,
 }
 
 /// Arguments of `vzero search`.
@@ -74,12 +77,14 @@ pub fn search(a: SearchArgs) -> Result<()> {
         config.root_mode = RootMode::Gumbel(GumbelConfig { max_considered: a.considered, ..GumbelConfig::default() });
     }
     let material = MaterialEvaluator::default();
+    let knowledge = Knowledge::heuristic_only();
     let rollout = RolloutEvaluator { seed: a.seed, ..RolloutEvaluator::default() };
     let eval = |s: &VariantGame, m: &[Move], p: &mut [f32]| -> LeafValue {
         match a.eval {
             EvalKind::Material => material.evaluate(s, m, p),
             EvalKind::Rollout => rollout.evaluate(s, m, p),
             EvalKind::Uniform => uniform_evaluator(s, m, p),
+            EvalKind::Knowledge => knowledge.evaluate(s, m, p),
         }
     };
     let t = Instant::now();

@@ -1,0 +1,228 @@
+//! Knowledge from the variant's own definition, mixed into a young network's leaf evaluations.
+//!
+//! A freshly initialised network knows nothing: its values are noise and its priors flat, so a
+//! search of a few dozen simulations hangs pieces that a one-ply material count would keep.
+//! [`Knowledge`] blends in what the variant definition says (piece values, hands, royal
+//! pieces), so it works for every variant, user-defined ones included:
+//!
+//! * value: `v = (1 − w) · v_net + w · tanh(balance / scale)`, where `balance` is the material
+//!   balance in pawns for the side to move, optionally after a capture-only quiescence search
+//!   ([`Quiescence`]); the draw probability is scaled by `1 − w`;
+//! * priors: `p = (1 − w_p) · p_net + w_p · p_capture`, where `p_capture ∝ exp(victim value / 2)`
+//!   favours captures of valuable pieces (MVV) and is uniform over quiet moves.
+//!
+//! Training anneals both weights to 0 over `anneal_steps` learner steps ([`Knowledge::at`];
+//! the `[learn.knowledge]` config section), so the network takes over as it learns; each
+//! checkpoint records the blend at its step, and searches with it use that blend by default.
+
+use serde::{Deserialize, Serialize};
+use vzero_rules::{Move, MoveKind, Position, Square};
+
+use crate::eval::LeafValue;
+use crate::quiescence::Quiescence;
+use crate::variant_game::{material_balance, VariantGame};
+
+/// Weights and settings of the knowledge blend at one point of training.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Knowledge {
+    /// Weight `w` of the material value in the leaf value, in [0, 1].
+    pub value_weight: f32,
+    /// Weight `w_p` of the capture prior in the leaf priors, in [0, 1].
+    pub prior_weight: f32,
+    /// Material difference (pawns) mapped to tanh(1) ≈ 0.76.
+    pub scale: f32,
+    /// Resolve captures before counting material (a capture-only search at each leaf).
+    pub quiescence: bool,
+    /// Plies of captures the quiescence search looks at most.
+    pub quiescence_depth: u32,
+    /// Nodes the quiescence search visits at most per leaf.
+    pub quiescence_nodes: u32,
+    /// Training steps over which both weights fall linearly to 0 (0: they never fall); see
+    /// [`Knowledge::at`].
+    pub anneal_steps: u64,
+}
+
+impl Default for Knowledge {
+    /// No blend (weights 0), quiescent material at scale 4 when a weight is raised.
+    fn default() -> Self {
+        Knowledge {
+            value_weight: 0.0,
+            prior_weight: 0.0,
+            scale: 4.0,
+            quiescence: true,
+            quiescence_depth: 8,
+            quiescence_nodes: 256,
+            anneal_steps: 0,
+        }
+    }
+}
+
+/// Temperature of the capture prior: `p ∝ exp(victim value · CAPTURE_PRIOR_GAIN)`.
+const CAPTURE_PRIOR_GAIN: f32 = 0.5;
+
+impl Knowledge {
+    /// A blend that only uses the heuristics (weights 1): a search without a network.
+    pub fn heuristic_only() -> Knowledge {
+        Knowledge { value_weight: 1.0, prior_weight: 1.0, ..Knowledge::default() }
+    }
+
+    /// The blend at training step `step`: both weights scaled by `max(0, 1 − step / anneal_steps)`.
+    pub fn at(&self, step: u64) -> Knowledge {
+        let f = if self.anneal_steps == 0 { 1.0 } else { (1.0 - step as f64 / self.anneal_steps as f64).max(0.0) as f32 };
+        Knowledge { value_weight: self.value_weight * f, prior_weight: self.prior_weight * f, ..*self }
+    }
+
+    /// Whether the blend changes anything.
+    pub fn is_active(&self) -> bool {
+        self.value_weight > 0.0 || self.prior_weight > 0.0
+    }
+
+    /// Checks the fields, naming the first one out of range.
+    pub fn validate(&self) -> Result<(), String> {
+        let unit = |x: f32| (0.0..=1.0).contains(&x);
+        if !unit(self.value_weight) {
+            return Err(format!("value_weight must be in [0, 1], not {}", self.value_weight));
+        }
+        if !unit(self.prior_weight) {
+            return Err(format!("prior_weight must be in [0, 1], not {}", self.prior_weight));
+        }
+        if !(self.scale.is_finite() && self.scale > 0.0) {
+            return Err(format!("scale must be positive, not {}", self.scale));
+        }
+        if self.quiescence && (self.quiescence_nodes == 0 || self.quiescence_depth > 64) {
+            return Err("quiescence_nodes must be at least 1 and quiescence_depth at most 64".into());
+        }
+        Ok(())
+    }
+
+    /// The heuristic value of `pos` for its side to move, in [-1, 1].
+    pub fn material_value(&self, pos: &Position) -> f32 {
+        let balance = if self.quiescence {
+            Quiescence { max_depth: self.quiescence_depth, max_nodes: self.quiescence_nodes }.balance(pos)
+        } else {
+            material_balance(pos)
+        };
+        (balance / self.scale).tanh()
+    }
+
+    /// Fills `out` with the capture prior over `moves` (sums to 1).
+    pub fn capture_prior(pos: &Position, moves: &[Move], out: &mut [f32]) {
+        let pieces = pos.variant().pieces();
+        let us = pos.side_to_move();
+        let mut sum = 0.0;
+        for (p, &m) in out.iter_mut().zip(moves) {
+            let victim = match m.kind() {
+                MoveKind::Drop | MoveKind::Pass | MoveKind::Castle => 0.0,
+                MoveKind::EnPassant => 1.0,
+                _ => pos.piece_at(Square(m.to() as u8)).filter(|x| x.color != us).map_or(0.0, |x| pieces[x.kind.index()].value),
+            };
+            *p = (victim * CAPTURE_PRIOR_GAIN).exp();
+            sum += *p;
+        }
+        if sum > 0.0 {
+            out.iter_mut().for_each(|p| *p /= sum);
+        }
+    }
+
+    /// Blends the heuristics into an evaluator's output for the leaf `state`: `priors` (over
+    /// `moves`, normalised or not) in place, and the returned value.
+    pub fn apply(&self, state: &VariantGame, moves: &[Move], priors: &mut [f32], value: LeafValue) -> LeafValue {
+        let pos = state.position();
+        if self.prior_weight > 0.0 && !moves.is_empty() {
+            let sum: f32 = priors.iter().map(|p| p.max(0.0)).sum();
+            let inv = if sum > 0.0 && sum.is_finite() { 1.0 / sum } else { 0.0 };
+            let uniform = 1.0 / moves.len() as f32;
+            let mut heur = vec![0.0f32; moves.len()];
+            Knowledge::capture_prior(pos, moves, &mut heur);
+            let w = self.prior_weight;
+            for (p, h) in priors.iter_mut().zip(&heur) {
+                let net = if inv > 0.0 { p.max(0.0) * inv } else { uniform };
+                *p = (1.0 - w) * net + w * h;
+            }
+        }
+        if self.value_weight > 0.0 {
+            let w = self.value_weight;
+            let m = self.material_value(pos);
+            LeafValue { value: (1.0 - w) * value.value + w * m, draw: (1.0 - w) * value.draw }
+        } else {
+            value
+        }
+    }
+
+    /// A complete no-network evaluator: the capture prior and the material value blended over
+    /// uniform priors and a value of 0 with this blend's weights.
+    pub fn evaluate(&self, state: &VariantGame, moves: &[Move], priors: &mut [f32]) -> LeafValue {
+        let u = 1.0 / moves.len().max(1) as f32;
+        priors.iter_mut().for_each(|p| *p = u);
+        self.apply(state, moves, priors, LeafValue::default())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use vzero_rules::Variant;
+
+    fn game(fen: &str) -> VariantGame {
+        VariantGame::new(Position::from_fen(Variant::builtin("empire").unwrap(), fen).unwrap())
+    }
+
+    #[test]
+    fn schedule_anneals_linearly_to_zero() {
+        let s = Knowledge { value_weight: 0.5, prior_weight: 0.2, anneal_steps: 1000, ..Knowledge::default() };
+        assert_eq!(s.at(0).value_weight, 0.5);
+        assert!((s.at(500).value_weight - 0.25).abs() < 1e-6);
+        assert!((s.at(500).prior_weight - 0.1).abs() < 1e-6);
+        assert_eq!(s.at(1000).value_weight, 0.0);
+        assert_eq!(s.at(5000).prior_weight, 0.0);
+        assert!(!s.at(1000).is_active());
+        let never = Knowledge { anneal_steps: 0, ..s };
+        assert_eq!(never.at(1_000_000).value_weight, 0.5);
+    }
+
+    #[test]
+    fn value_mix_is_linear_in_the_weight() {
+        // White is a rook up.
+        let g = game("7k/8/8/8/8/8/8/K5R1 w - - 0 1");
+        let net = LeafValue { value: -0.2, draw: 0.4 };
+        let m = Knowledge { value_weight: 1.0, ..Knowledge::default() }.material_value(g.position());
+        assert!((m - (5.0f32 / 4.0).tanh()).abs() < 1e-5, "material value {m}");
+        for w in [0.0f32, 0.25, 0.5, 1.0] {
+            let k = Knowledge { value_weight: w, ..Knowledge::default() };
+            let mut pri = vec![1.0; 3];
+            let v = k.apply(&g, &[Move::PASS; 3], &mut pri, net);
+            assert!((v.value - ((1.0 - w) * net.value + w * m)).abs() < 1e-6);
+            assert!((v.draw - (1.0 - w) * net.draw).abs() < 1e-6);
+            let wdl = v.wdl();
+            assert!((wdl.iter().sum::<f32>() - 1.0).abs() < 1e-5);
+        }
+    }
+
+    #[test]
+    fn capture_prior_prefers_valuable_victims() {
+        // White knight on e3 can take a rook on d5 or a pawn on f5.
+        let g = game("7k/8/8/3r1p2/8/4N3/8/K7 w - - 0 1");
+        let pos = g.position();
+        let moves = pos.legal_moves();
+        let mut pri = vec![0.0; moves.len()];
+        let k = Knowledge { prior_weight: 1.0, ..Knowledge::default() };
+        k.apply(&g, &moves, &mut pri, LeafValue::default());
+        assert!((pri.iter().sum::<f32>() - 1.0).abs() < 1e-5);
+        let p = |uci: &str| pri[moves.iter().position(|&m| pos.uci(m) == uci).unwrap()];
+        assert!(p("e3d5") > p("e3f5") && p("e3f5") > p("a1a2"), "{} {} {}", p("e3d5"), p("e3f5"), p("a1a2"));
+        // Weight 0 leaves the network's priors alone.
+        let mut net = vec![1.0; moves.len()];
+        Knowledge::default().apply(&g, &moves, &mut net, LeafValue::default());
+        assert!(net.iter().all(|&x| x == 1.0));
+    }
+
+    #[test]
+    fn validate_names_the_field() {
+        assert!(Knowledge::default().validate().is_ok());
+        let e = Knowledge { value_weight: 1.5, ..Knowledge::default() }.validate().unwrap_err();
+        assert!(e.contains("value_weight"), "{e}");
+        let e = Knowledge { scale: 0.0, ..Knowledge::default() }.validate().unwrap_err();
+        assert!(e.contains("scale"), "{e}");
+    }
+}
