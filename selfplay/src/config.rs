@@ -47,6 +47,12 @@ pub struct SelfplayConfig {
     pub rows_per_chunk: usize,
     /// Seconds between checks for a newer checkpoint.
     pub poll_seconds: f64,
+    /// Progressive simulations: learner steps over which the search budgets grow linearly from
+    /// `sims_start_fraction` of `full_sims` and `cheap_sims` to their full values (0: off). A
+    /// young network gains little from a deep search, so early games are played faster.
+    pub sims_ramp_steps: u64,
+    /// Share of the budgets at step 0 of the ramp.
+    pub sims_start_fraction: f32,
 }
 
 impl Default for SelfplayConfig {
@@ -71,6 +77,8 @@ impl Default for SelfplayConfig {
             max_plies: 300,
             rows_per_chunk: 2000,
             poll_seconds: 2.0,
+            sims_ramp_steps: 0,
+            sims_start_fraction: 0.25,
         }
     }
 }
@@ -94,13 +102,30 @@ impl SelfplayConfig {
         check(self.max_plies >= 2, "max_plies", "at least 2")?;
         check(self.rows_per_chunk >= 1, "rows_per_chunk", "at least 1")?;
         check(self.poll_seconds > 0.0, "poll_seconds", "positive")?;
+        check(self.sims_start_fraction > 0.0 && self.sims_start_fraction <= 1.0, "sims_start_fraction", "in (0, 1]")?;
         Ok(())
     }
 
-    /// The search settings these options describe.
+    /// The playout cap for a network trained for `step` learner steps (progressive simulations).
+    pub fn playout_cap_at(&self, step: u64) -> PlayoutCap {
+        let f = if self.sims_ramp_steps == 0 {
+            1.0
+        } else {
+            let t = (step as f64 / self.sims_ramp_steps as f64).min(1.0) as f32;
+            self.sims_start_fraction + (1.0 - self.sims_start_fraction) * t
+        };
+        let scale = |n: u32| ((n as f32 * f).round() as u32).clamp(1, n);
+        PlayoutCap { full_prob: self.full_prob, full_sims: scale(self.full_sims), cheap_sims: scale(self.cheap_sims), noise_in_cheap: false }
+    }
+
+    /// The search settings these options describe, for a network at learner step `step`.
+    pub fn search_config_at(&self, step: u64) -> SearchConfig {
+        SearchConfig { playout_cap: self.playout_cap_at(step), ..self.search_config() }
+    }
+
+    /// The search settings these options describe (the full budgets).
     pub fn search_config(&self) -> SearchConfig {
-        let playout_cap =
-            PlayoutCap { full_prob: self.full_prob, full_sims: self.full_sims, cheap_sims: self.cheap_sims, noise_in_cheap: false };
+        let playout_cap = self.playout_cap_at(u64::MAX);
         if self.gumbel {
             SearchConfig {
                 root_mode: RootMode::Gumbel(GumbelConfig { max_considered: self.considered, ..GumbelConfig::default() }),
@@ -129,5 +154,27 @@ impl SelfplayConfig {
             playthrough_fraction: self.resign_playthrough,
             min_ply: 0,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progressive_simulations_grow_linearly_to_the_full_budget() {
+        let c = SelfplayConfig { full_sims: 64, cheap_sims: 16, sims_ramp_steps: 1000, sims_start_fraction: 0.25, ..SelfplayConfig::default() };
+        let at = |s| c.playout_cap_at(s);
+        assert_eq!((at(0).full_sims, at(0).cheap_sims), (16, 4));
+        assert_eq!((at(500).full_sims, at(500).cheap_sims), (40, 10));
+        assert_eq!((at(1000).full_sims, at(1000).cheap_sims), (64, 16));
+        assert_eq!(at(10_000).full_sims, 64);
+        assert_eq!(c.search_config().playout_cap.full_sims, 64);
+        let off = SelfplayConfig { sims_ramp_steps: 0, ..c.clone() };
+        assert_eq!(off.playout_cap_at(0).full_sims, 64);
+        // never below one simulation
+        let tiny = SelfplayConfig { full_sims: 2, cheap_sims: 1, sims_start_fraction: 0.01, ..c };
+        assert_eq!((tiny.playout_cap_at(0).full_sims, tiny.playout_cap_at(0).cheap_sims), (1, 1));
+        assert!(SelfplayConfig { sims_start_fraction: 0.0, ..SelfplayConfig::default() }.validate().unwrap_err().contains("sims_start_fraction"));
     }
 }

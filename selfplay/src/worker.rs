@@ -145,9 +145,10 @@ impl Worker {
         if latest != self.net_path {
             // Write what the old network played before switching, so each chunk has one network.
             self.flush()?;
-            let (net, _) = NetEvaluator::load(&latest, self.ctx.variant, self.ctx.device)
+            let (net, meta) = NetEvaluator::load(&latest, self.ctx.variant, self.ctx.device)
                 .with_context(|| format!("loading {}", latest.display()))?;
             self.net = net;
+            self.search_config = self.ctx.config.search_config_at(meta.step);
             self.net_path = latest;
             *self.ctx.stats.network.lock().unwrap_or_else(|e| e.into_inner()) = self.net.name().to_string();
         }
@@ -259,8 +260,16 @@ impl Worker {
         }
         self.searches[i].advance(chosen);
         self.searches[i].set_ply(slot.game.moves().len() as u32);
-        self.searches[i].start();
+        self.start_search(i);
         Ok(())
+    }
+
+    /// Starts the next search of game `i` with playout cap randomisation, at the budgets of the
+    /// current network (progressive simulations: see `SelfplayConfig::playout_cap_at`).
+    fn start_search(&mut self, i: usize) {
+        let cap = self.search_config.playout_cap;
+        let full = self.rng.gen::<f32>() < cap.full_prob;
+        self.searches[i].start_with(if full { cap.full_sims } else { cap.cheap_sims }, full);
     }
 
     /// Finishes game `i` with (winner, reason) — `None` when the search found the root terminal —
@@ -282,7 +291,7 @@ impl Worker {
         let (new_slot, new_search) = self.new_slot();
         let slot = std::mem::replace(&mut self.slots[i], new_slot);
         self.searches[i] = new_search;
-        self.searches[i].start();
+        self.start_search(i);
         let plies = slot.game.moves().len() as f32;
         // A game stopped at max_plies has no result: its rows keep their own search's W/D/L as
         // value targets rather than teaching that aimless play draws.
@@ -368,10 +377,10 @@ pub fn run_worker(ctx: WorkerContext) -> Result<()> {
     vzero_model::set_threads(1);
     ctx.config.validate().map_err(anyhow::Error::msg)?;
     let Some(net_path) = wait_for_network(&ctx)? else { return Ok(()) };
-    let (net, _) = NetEvaluator::load(&net_path, ctx.variant, ctx.device).with_context(|| format!("loading {}", net_path.display()))?;
+    let (net, meta) = NetEvaluator::load(&net_path, ctx.variant, ctx.device).with_context(|| format!("loading {}", net_path.display()))?;
     *ctx.stats.network.lock().unwrap_or_else(|e| e.into_inner()) = net.name().to_string();
     let mut w = Worker {
-        search_config: ctx.config.search_config(),
+        search_config: ctx.config.search_config_at(meta.step),
         rng: StdRng::seed_from_u64(ctx.seed),
         ctx,
         net,
@@ -382,11 +391,11 @@ pub fn run_worker(ctx: WorkerContext) -> Result<()> {
         games: Vec::new(),
         last_poll: Instant::now(),
     };
-    for _ in 0..w.ctx.config.games_per_worker {
-        let (slot, mut search) = w.new_slot();
-        search.start();
+    for i in 0..w.ctx.config.games_per_worker {
+        let (slot, search) = w.new_slot();
         w.slots.push(slot);
         w.searches.push(search);
+        w.start_search(i);
     }
     w.run()
 }
