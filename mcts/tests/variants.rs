@@ -213,7 +213,8 @@ fn fifty_move_rule_draws() {
 }
 
 /// Random games (with many back-and-forth moves, so that positions repeat): the search's state
-/// agrees with the rules core's `Game` on the result, the legal moves and the player to move.
+/// agrees with the rules core's `Game` on the result, the legal moves and the player to move;
+/// `result_after` agrees with playing the move, and `winning_move` with trying every move.
 #[test]
 fn state_matches_rules_game_under_random_play() {
     let mut rng = StdRng::seed_from_u64(5);
@@ -239,6 +240,12 @@ fn state_matches_rules_game_under_random_play() {
                 }
                 let legal = g.position().legal_moves();
                 assert_eq!(out, legal);
+                for &m in &legal {
+                    let mut next = st.clone();
+                    next.play(m);
+                    assert_eq!(st.result_after(m), next.result(), "{name}: {} after {}", g.position().fen(), g.position().uci(m));
+                }
+                assert_eq!(st.winning_move(&legal), first_win(&st, &legal).map(|w| w.0), "{name}: {}", g.position().fen());
                 // Half the time, undo our previous move if we can (makes repetitions common).
                 let n = g.moves().len();
                 let back = (n >= 2 && rng.gen_bool(0.5))
@@ -250,6 +257,61 @@ fn state_matches_rules_game_under_random_play() {
             }
         }
         assert!(reasons.get(&Reason::Repetition).copied().unwrap_or(0) > 0, "{name}: no repetition reached: {reasons:?}");
+    }
+}
+
+/// The first move that wins at once, by playing every move (`None` if none does), with the reason.
+fn first_win(st: &VariantGame, moves: &[Move]) -> Option<(usize, Reason)> {
+    moves.iter().enumerate().find_map(|(i, &m)| {
+        let mut next = st.clone();
+        next.play(m);
+        let r = next.result();
+        (r.outcome == if next.to_move() == st.to_move() { Outcome::Win } else { Outcome::Loss }).then_some((i, r.reason))
+    })
+}
+
+/// The last plies of random games played to their end, where wins at once of every kind are
+/// (mate, campmate, stalemate and repetition where they win): `winning_move` finds the first.
+#[test]
+fn winning_move_agrees_with_trying_every_move_near_game_ends() {
+    let mut rng = StdRng::seed_from_u64(6);
+    for name in vzero_rules::variant::builtin_names() {
+        let v = variant(name);
+        let mut wins = std::collections::BTreeMap::new();
+        let mut moves = Vec::new();
+        for _ in 0..150 {
+            let mut line = vec![VariantGame::startpos(v)];
+            loop {
+                let st = line.last().unwrap();
+                moves.clear();
+                if st.expand(&mut moves).is_some() || line.len() > 600 {
+                    break;
+                }
+                let mut next = st.clone();
+                next.play(moves[rng.gen_range(0..moves.len())]);
+                line.push(next);
+            }
+            for st in line.iter().rev().skip(1).take(8) {
+                moves.clear();
+                st.legal_moves(&mut moves);
+                let brute = first_win(st, &moves);
+                assert_eq!(st.winning_move(&moves), brute.map(|w| w.0), "{name}: {}", st.position().fen());
+                if let Some((_, reason)) = brute {
+                    *wins.entry(format!("{reason:?}")).or_insert(0) += 1;
+                }
+            }
+        }
+        // Every kind of win at once the variant's rules allow shows up (random endings have them).
+        let end = &v.def().end;
+        let kinds = [
+            ("Checkmate", true),
+            ("Campmate", v.def().flag.is_some()),
+            ("Stalemate", end.stalemate == "loss"),
+            ("Repetition", end.nfold_value == "loss"),
+        ];
+        for (kind, allowed) in kinds {
+            assert_eq!(wins.contains_key(kind), allowed, "{name}: {kind}: {wins:?}");
+        }
     }
 }
 
