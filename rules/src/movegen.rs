@@ -278,11 +278,37 @@ impl<B: Bitboard> Pos<B> {
         self.generate(list);
     }
 
-    /// Whether the side to move has a legal move; stops at the first one found.
+    /// Whether the side to move has a legal move; stops at the first one found. In check, the
+    /// royal piece's steps are tried first (the usual way out).
     pub fn has_legal_move(&self) -> bool {
+        if !self.checkers.is_empty() && self.royal_can_step() {
+            return true;
+        }
         let mut any = AnyMove(false);
         self.generate(&mut any);
         any.0
+    }
+
+    /// Whether the royal piece of the side to move has a legal step (a normal move; with the
+    /// game not already over by campmate).
+    fn royal_can_step(&self) -> bool {
+        let r = self.r;
+        let us = self.side;
+        let ui = us.index();
+        let ksq = self.king[ui];
+        if ksq == NO_SQ || self.flag_reached() {
+            return false;
+        }
+        let ksq = ksq as usize;
+        let pt = (self.board.as_ref()[ksq] & 31) as usize;
+        let i = (ui * MAX_TYPES + pt) * r.nsq + ksq;
+        let occ = self.occupied();
+        let targets = (r.quiet_leaps[i] | r.slide(ksq, r.quiet_dirs[ui][pt], occ)) & !occ & r.all
+            | (r.capture_leaps[i] | r.slide(ksq, r.capture_dirs[ui][pt], occ)) & self.by_color[us.flip().index()];
+        targets.iter().any(|to| {
+            let after = (occ ^ B::square(ksq)) | B::square(to);
+            (self.attackers(to, us.flip(), after) & !B::square(to)).is_empty() && !self.faces(to, us, after)
+        })
     }
 
     /// Generates the legal moves into `list`, stopping early (between pieces) once `list` is done.
@@ -328,6 +354,13 @@ impl<B: Bitboard> Pos<B> {
 
         let empty = !occ & r.all;
         let n = r.nsq;
+        // In check, a move of another piece can only help by taking a single checker or
+        // stepping between it and the royal piece (the legality test decides the rest).
+        let shields = match (self.checkers.is_empty(), self.checkers.more_than_one()) {
+            (true, _) => r.all,
+            (false, true) => B::EMPTY,
+            (false, false) => self.checkers | r.between(ksq, self.checkers.lsb()),
+        };
         for from in ours.iter() {
             let pt = (self.board.as_ref()[from] & 31) as usize;
             let i = ui * MAX_TYPES + pt;
@@ -351,6 +384,7 @@ impl<B: Bitboard> Pos<B> {
                             && (two as usize) < n
                             && (one % r.files) == (from % r.files)
                             && empty.has(two as usize)
+                            && shields.has(two as usize)
                         {
                             self.add_with_promotions(&ctx, list, pt, from, two as usize, MoveKind::Normal);
                         }
@@ -361,10 +395,12 @@ impl<B: Bitboard> Pos<B> {
                     self.add(&ctx, list, Move::new(MoveKind::EnPassant, from, self.ep as usize, PieceType(0)), false);
                 }
             }
-            for to in (quiet | caps).iter() {
-                if royal {
+            if royal {
+                for to in (quiet | caps).iter() {
                     self.add(&ctx, list, Move::normal(from, to), true);
-                } else {
+                }
+            } else {
+                for to in ((quiet | caps) & shields).iter() {
                     self.add_with_promotions(&ctx, list, pt, from, to, MoveKind::Normal);
                 }
             }
@@ -374,7 +410,7 @@ impl<B: Bitboard> Pos<B> {
         }
 
         if r.drops {
-            let region = r.drop_region[ui] & empty;
+            let region = r.drop_region[ui] & empty & shields;
             for &pt in &r.hand_order {
                 let pti = pt.index();
                 if self.hand[ui][pti] == 0 {
