@@ -6,7 +6,7 @@
 //! is to move after the move (a Dictator's first step) and flips it otherwise — never a sign flip
 //! per ply.
 //!
-//! A node is proven from its moves' proofs ([`combine`]): a win if any move is a proven win (the
+//! A node is proven from its moves' proofs: a win if any move is a proven win (the
 //! shortest), otherwise, once every move is proven, a draw if any move draws, else a loss (the
 //! longest). Distances are bounds: `Win(k)` wins within `k` plies whatever the opponent does,
 //! `Loss(k)` cannot be made to last longer than `k` plies, and `Draw(k)` settles every line of
@@ -109,7 +109,7 @@ impl fmt::Display for Proof {
 /// The proof of a node from the proofs of its moves (each for the player to move at the node):
 /// the shortest proven win, else — when every move is proven — a draw if one draws, else a loss,
 /// with the longest distance. `None` while unproven (or without moves).
-pub fn combine(moves: impl IntoIterator<Item = Option<Proof>>) -> Option<Proof> {
+pub(crate) fn combine(moves: impl IntoIterator<Item = Option<Proof>>) -> Option<Proof> {
     let mut win: Option<u16> = None;
     let (mut all, mut any, mut draw, mut longest) = (true, false, false, 0u16);
     for p in moves {
