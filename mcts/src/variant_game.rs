@@ -23,7 +23,7 @@
 use std::cell::RefCell;
 
 use vzero_rules::definition::VariantDef;
-use vzero_rules::{GameResult, Move, MoveKind, MoveList, Outcome, Position, Reason, Variant};
+use vzero_rules::{Color, GameResult, Move, MoveKind, MoveList, Outcome, Position, Reason, Variant};
 
 use crate::eval::LeafValue;
 use crate::game::Game;
@@ -210,12 +210,12 @@ impl VariantGame {
         self.judge_after(m).1
     }
 
-    /// The position after the legal move `m` and its result.
-    fn judge_after(&self, m: Move) -> (Position, GameResult) {
+    /// The side to move after the legal move `m`, and the result there.
+    fn judge_after(&self, m: Move) -> (Color, GameResult) {
         let mut next = self.pos;
         next.play(m);
         let (earlier, last) = self.window_after(&next);
-        (next, self.end.judge(&next, earlier, last, || !next.has_legal_move()))
+        (next.side_to_move(), self.end.judge(&next, earlier, last, || !next.has_legal_move()))
     }
 
     /// The earlier positions of the repetition window of `next`, a position one move on.
@@ -239,8 +239,8 @@ impl VariantGame {
 
     /// Whether `m` wins at once for the side to move, judged exactly.
     fn wins_at_once(&self, m: Move) -> bool {
-        let (next, r) = self.judge_after(m);
-        r.outcome == if next.side_to_move() == self.pos.side_to_move() { Outcome::Win } else { Outcome::Loss }
+        let (side, r) = self.judge_after(m);
+        r.outcome == if side == self.pos.side_to_move() { Outcome::Win } else { Outcome::Loss }
     }
 }
 

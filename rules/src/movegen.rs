@@ -281,12 +281,51 @@ impl<B: Bitboard> Pos<B> {
     /// Whether the side to move has a legal move; stops at the first one found. In check, the
     /// royal piece's steps are tried first (the usual way out).
     pub fn has_legal_move(&self) -> bool {
-        if !self.checkers.is_empty() && self.royal_can_step() {
+        if !self.checkers.is_empty() && (self.royal_can_step() || self.can_drop_between() || self.can_take_checker()) {
             return true;
         }
         let mut any = AnyMove(false);
         self.generate(&mut any);
         any.0
+    }
+
+    /// Whether, in check by a single piece from a distance, the side to move can drop a piece
+    /// from its hand between them (never a pawn: pawn drops have rules of their own). Such a drop
+    /// is legal: it adds a piece and blocks the only attack.
+    fn can_drop_between(&self) -> bool {
+        let r = self.r;
+        let ui = self.side.index();
+        let ksq = self.king[ui];
+        if !r.drops || self.checkers.more_than_one() || ksq == NO_SQ || self.pending != NO_SQ {
+            return false;
+        }
+        let between = r.between(ksq as usize, self.checkers.lsb()) & r.drop_region[ui];
+        !between.is_empty()
+            && r.hand_order.iter().any(|&pt| {
+                let pti = pt.index();
+                self.hand[ui][pti] > 0 && r.pawn_types >> pti & 1 == 0 && !(between & !r.immobile[ui * MAX_TYPES + pti]).is_empty()
+            })
+    }
+
+    /// Whether, in check by a single piece, another piece can legally take it (en passant aside).
+    fn can_take_checker(&self) -> bool {
+        let ui = self.side.index();
+        let ksq = self.king[ui];
+        if self.checkers.more_than_one() || ksq == NO_SQ || self.pending != NO_SQ || self.flag_reached() {
+            return false;
+        }
+        let (ksq, checker) = (ksq as usize, self.checkers.lsb());
+        let occ = self.occupied();
+        let ctx = Ctx { us: self.side, ksq, occ, pinned: B::EMPTY, evasion: true };
+        let mut any = AnyMove(false);
+        for from in (self.attackers(checker, self.side, occ) & !B::square(ksq)).iter() {
+            let pt = (self.board.as_ref()[from] & 31) as usize;
+            self.add_with_promotions(&ctx, &mut any, pt, from, checker, MoveKind::Normal);
+            if any.0 {
+                return true;
+            }
+        }
+        false
     }
 
     /// Whether the royal piece of the side to move has a legal step (a normal move; with the
