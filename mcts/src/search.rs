@@ -195,14 +195,14 @@ impl<G: Game> Search<G> {
         }
     }
 
-    /// Whether the root's proof is final: a loss or a draw (every move proven), a win in one or
-    /// two plies (every win in one ply is marked when the root is created, so none is shorter),
-    /// or a longer win with every move proven. A root proven to win in more plies keeps
-    /// searching its unproven moves for a shorter win.
+    /// Whether the root's proof is final: a loss or a draw (every move proven), a win within
+    /// three plies (every win in one ply is marked when the root is created, so only a double
+    /// move could be shorter), or a longer win with every move proven. A root proven to win in
+    /// more plies keeps searching its unproven moves, untried ones first, for a shorter win.
     fn root_settled(&self) -> bool {
         match self.tree.nodes[0].proof {
             None => false,
-            Some(Proof::Win(k)) if k > 2 => self.tree.edges[self.tree.edge_range(0)].iter().all(|e| e.proof.is_some()),
+            Some(Proof::Win(k)) if k > 3 => self.tree.edges[self.tree.edge_range(0)].iter().all(|e| e.proof.is_some()),
             Some(_) => true,
         }
     }
@@ -656,6 +656,10 @@ impl<G: Game> Search<G> {
                     best_visited_i = i;
                 }
             }
+        }
+        // A proven root looks for a shorter win: untried moves first.
+        if is_root && best_unvisited_i != usize::MAX && self.tree.nodes[0].proof.is_some() {
+            return first + best_unvisited_i;
         }
         if best_unvisited_i != usize::MAX {
             let red = if is_root { cfg.root_fpu_reduction } else { cfg.fpu_reduction };
