@@ -7,7 +7,7 @@ use common::{inner, term, TableGame, TableNode, TicTacToe};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use vzero_mcts::{
-    uniform_evaluator, Game, GumbelConfig, LeafValue, Proof, RootMode, Search, SearchConfig, VariantGame,
+    uniform_evaluator, Game, GumbelConfig, LeafValue, Proof, RootMode, Search, SearchConfig,
 };
 
 /// The outcome for the player to move (1 win, 0 draw, -1 loss) that a minimax of at most
@@ -157,20 +157,8 @@ fn proofs_match_minimax_in_every_variant() {
         let max_plies = if big { 2 } else { 3 };
         let mut checked = 0;
         for game in 0..12 {
-            let mut line = vec![VariantGame::startpos(v)];
-            let mut moves = Vec::new();
-            loop {
-                let st = line.last().unwrap();
-                moves.clear();
-                if st.expand(&mut moves).is_some() || line.len() > 400 {
-                    break;
-                }
-                let mut next = st.clone();
-                next.play(moves[rng.gen_range(0..moves.len())]);
-                line.push(next);
-            }
-            line.pop();
-            for st in line.iter().rev().take(6) {
+            let line = common::chess::random_game(v, &mut rng, 400);
+            for st in line.iter().rev().skip(1).take(6) {
                 let mut s = Search::new(st.clone(), SearchConfig::default(), game);
                 s.run(300, uniform_evaluator).unwrap();
                 checked += check_proofs(&s, st, max_plies);

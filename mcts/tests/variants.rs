@@ -10,7 +10,7 @@ use vzero_mcts::{
 use vzero_rules::{Game as RulesGame, Move, MoveKind, Outcome, Position, Reason, Variant};
 
 mod common;
-use common::chess::{forced_win, gumbel_greedy, present, rules_game, state, uci, variant, MATES_IN_TWO};
+use common::chess::{forced_win, gumbel_greedy, present, random_game, rules_game, state, uci, variant, MATES_IN_TWO};
 
 fn search(g: &RulesGame, cfg: SearchConfig, sims: u32, seed: u64) -> SearchResult<Move> {
     let mut s = Search::new(VariantGame::from_game(g), cfg, seed);
@@ -280,17 +280,7 @@ fn winning_move_agrees_with_trying_every_move_near_game_ends() {
         let mut wins = std::collections::BTreeMap::new();
         let mut moves = Vec::new();
         for _ in 0..150 {
-            let mut line = vec![VariantGame::startpos(v)];
-            loop {
-                let st = line.last().unwrap();
-                moves.clear();
-                if st.expand(&mut moves).is_some() || line.len() > 600 {
-                    break;
-                }
-                let mut next = st.clone();
-                next.play(moves[rng.gen_range(0..moves.len())]);
-                line.push(next);
-            }
+            let line = random_game(v, &mut rng, 600);
             for st in line.iter().rev().skip(1).take(8) {
                 moves.clear();
                 st.legal_moves(&mut moves);

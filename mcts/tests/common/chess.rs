@@ -1,6 +1,7 @@
 //! Helpers for the search tests on the rules core's variants.
 
-use vzero_mcts::{GumbelConfig, RootMode, SearchConfig, VariantGame};
+use rand::Rng;
+use vzero_mcts::{Game, GumbelConfig, RootMode, SearchConfig, VariantGame};
 use vzero_rules::{Color, Game as RulesGame, Move, Variant};
 
 /// A mate in two (three plies) of the side to move in each 8x8 variant.
@@ -68,5 +69,22 @@ pub fn gumbel_greedy() -> SearchConfig {
     SearchConfig {
         root_mode: RootMode::Gumbel(GumbelConfig { gumbel_scale: 0.0, max_considered: 1024, ..GumbelConfig::default() }),
         ..SearchConfig::default()
+    }
+}
+
+/// The positions of a game of uniformly random moves from the start of `v`, the finished one
+/// last (or the one after `max_plies` plies).
+pub fn random_game(v: vzero_rules::Variant, rng: &mut impl Rng, max_plies: usize) -> Vec<VariantGame> {
+    let mut line = vec![VariantGame::startpos(v)];
+    let mut moves = Vec::new();
+    loop {
+        let st = line.last().unwrap();
+        moves.clear();
+        if st.expand(&mut moves).is_some() || line.len() > max_plies {
+            return line;
+        }
+        let mut next = st.clone();
+        next.play(moves[rng.gen_range(0..moves.len())]);
+        line.push(next);
     }
 }
