@@ -104,12 +104,19 @@ impl EndRules {
     }
 }
 
-/// Whether some key occurs at least `times` times in `keys`.
+/// Whether some key occurs at least `times` times in `keys` (a sorted copy for long lists).
 fn has_repeated_key(keys: &[u64], times: usize) -> bool {
     match times {
         0 => true,
         1 => !keys.is_empty(),
-        _ => keys.iter().enumerate().any(|(i, &k)| keys[i + 1..].iter().filter(|&&x| x == k).count() + 1 >= times),
+        _ if keys.len() <= 32 => keys.iter().enumerate().any(|(i, &k)| keys[i + 1..].iter().filter(|&&x| x == k).count() + 1 >= times),
+        _ => SORTED.with(|c| {
+            let mut sorted = c.borrow_mut();
+            sorted.clear();
+            sorted.extend_from_slice(keys);
+            sorted.sort_unstable();
+            sorted.chunk_by(|a, b| a == b).any(|run| run.len() >= times)
+        }),
     }
 }
 
@@ -118,6 +125,8 @@ thread_local! {
     static SCRATCH: RefCell<MoveList> = RefCell::new(MoveList::new());
     /// Scratch list of candidate move indices for [`Game::winning_move`].
     static CANDIDATES: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
+    /// Scratch copy of the repetition keys, sorted.
+    static SORTED: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
 }
 
 /// A position of a rules-core variant with what repetition needs; implements the search's [`Game`].
@@ -425,6 +434,27 @@ impl RolloutEvaluator {
             };
             let v = if g.to_move() == me { v } else { -v };
             return LeafValue { value: v, draw };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repeated_keys_are_found_in_short_and_long_lists() {
+        for n in [0usize, 1, 5, 32, 33, 200] {
+            let distinct: Vec<u64> = (0..n as u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15)).collect();
+            assert!(!has_repeated_key(&distinct, 2), "{n}");
+            assert_eq!(has_repeated_key(&distinct, 1), n > 0);
+            if n >= 3 {
+                let mut twice = distinct.clone();
+                twice[n - 1] = twice[n / 2];
+                assert!(has_repeated_key(&twice, 2) && !has_repeated_key(&twice, 3), "{n}");
+                twice[0] = twice[n / 2];
+                assert!(has_repeated_key(&twice, 3), "{n}");
+            }
         }
     }
 }
