@@ -7,6 +7,11 @@
 //! runs is printed, first for every built-in variant from its start position ([`VariantGame`]),
 //! then for the toy game as a reference measured in the same run. The toy game has 28-32 legal
 //! moves per position, occasional double moves, and ends after 60 plies.
+//!
+//! Every variant case runs with the MCTS-solver (the default) and without (`solver: false`), in
+//! the same interleaved runs; the `solver/plain` column is their ratio. Last, the cost of
+//! decisive-move detection alone: nanoseconds per node of `Game::winning_move` next to
+//! `Game::expand` (move generation and result) over positions of random games.
 
 use std::time::Instant;
 use vzero_mcts::{uniform_evaluator, Game, GumbelConfig, RootMode, Search, SearchConfig, VariantGame};
@@ -113,8 +118,13 @@ fn median(mut rates: Vec<f64>) -> (f64, f64, f64) {
 
 /// A position `plies` plies into a game of pseudo-random moves (fixed seed), not over.
 fn midgame(v: Variant, plies: usize) -> vzero_rules::Game {
+    midgame_seeded(v, plies, 0x5eed)
+}
+
+/// [`midgame`] with another seed.
+fn midgame_seeded(v: Variant, plies: usize, seed: u64) -> vzero_rules::Game {
     let mut g = vzero_rules::Game::startpos(v);
-    let mut x = 0x5eed_u64;
+    let mut x = seed;
     while g.moves().len() < plies {
         let moves = g.position().legal_moves();
         x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
@@ -129,46 +139,115 @@ fn midgame(v: Variant, plies: usize) -> vzero_rules::Game {
 
 type Case<'a> = (String, Box<dyn Fn(u64) -> (u64, f64) + 'a>);
 
+/// Positions 10 to 89 plies into seeded random games (none over).
+fn positions(v: Variant, n: usize) -> Vec<VariantGame> {
+    (0..n).map(|i| VariantGame::from_game(&midgame_seeded(v, 10 + i % 80, 0x5eed + i as u64))).collect()
+}
+
+/// Nanoseconds per position of `expand` and of `winning_move` over `states`: the fastest of 9
+/// interleaved passes each (a pass takes about a millisecond: one preemption would dominate it).
+fn detection_cost(states: &[(VariantGame, Vec<vzero_rules::Move>)]) -> (f64, f64) {
+    let mut out = Vec::new();
+    let mut n = 0usize;
+    let (mut expand, mut detect) = (f64::MAX, f64::MAX);
+    for _ in 0..9 {
+        let t = Instant::now();
+        for (st, _) in states {
+            out.clear();
+            n += st.expand(&mut out).is_none() as usize;
+        }
+        expand = expand.min(t.elapsed().as_secs_f64());
+        let t = Instant::now();
+        for (st, moves) in states {
+            n += st.winning_move(moves).unwrap_or(0);
+        }
+        detect = detect.min(t.elapsed().as_secs_f64());
+    }
+    std::hint::black_box(n);
+    let k = states.len() as f64;
+    (expand / k * 1e9, detect / k * 1e9)
+}
+
 fn main() {
     let runs: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(7).max(1);
     let puct = &SearchConfig::default();
     let gumbel = &SearchConfig { root_mode: RootMode::Gumbel(GumbelConfig::default()), ..SearchConfig::default() };
-    // Reference first: ratios are against it, measured in the same run.
+    let plain_puct = &SearchConfig { solver: false, ..puct.clone() };
+    let plain_gumbel = &SearchConfig { solver: false, ..gumbel.clone() };
+    // Reference first: ratios are against it, measured in the same run. The toy game runs
+    // without the solver (its `Game::winning_move` is the default: a clone and a move per
+    // legal move), but for one case, to show that default's cost.
     let mut cases: Vec<Case> = vec![
-        ("toy, puct (reference)".into(), Box::new(move |seed| run_game(puct, seed, 1))),
-        ("toy, puct, 16 leaves/gather".into(), Box::new(move |seed| run_game(puct, seed, 16))),
-        ("toy, gumbel m=16".into(), Box::new(move |seed| run_game(gumbel, seed, 1))),
-        ("toy, puct, one 50k-sim search".into(), Box::new(move |seed| run_big(puct, seed, 50_000))),
+        ("toy, puct (reference)".into(), Box::new(move |seed| run_game(plain_puct, seed, 1))),
+        ("toy, puct, 16 leaves/gather".into(), Box::new(move |seed| run_game(plain_puct, seed, 16))),
+        ("toy, gumbel m=16".into(), Box::new(move |seed| run_game(plain_gumbel, seed, 1))),
+        ("toy, puct, one 50k-sim search".into(), Box::new(move |seed| run_big(plain_puct, seed, 50_000))),
+        ("toy, puct, solver (default winning_move)".into(), Box::new(move |seed| run_game(puct, seed, 1))),
     ];
     for name in vzero_rules::variant::builtin_names() {
         let v = Variant::builtin(name).expect("built-in variant");
         let legal = vzero_rules::Position::startpos(v).legal_moves().len();
         let label = format!("{name} ({}x{}, {legal} moves)", v.files(), v.ranks());
         cases.push((format!("{label}, puct"), Box::new(move |seed| run_from(VariantGame::startpos(v), puct, seed, 1))));
+        cases.push((format!("{label}, puct, no solver"), Box::new(move |seed| run_from(VariantGame::startpos(v), plain_puct, seed, 1))));
         cases.push((format!("{label}, gumbel m=16"), Box::new(move |seed| run_from(VariantGame::startpos(v), gumbel, seed, 1))));
+        cases.push((format!("{label}, gumbel m=16, no solver"), Box::new(move |seed| run_from(VariantGame::startpos(v), plain_gumbel, seed, 1))));
     }
     // State choice: VariantGame (position + repetition keys) against the rules core's Game
     // (whole-position history), at the start and 80 plies into a game.
     for name in ["empire", "shogun"] {
         let v = Variant::builtin(name).expect("built-in variant");
         let mid = midgame(v, 80);
-        let (m1, m2) = (mid.clone(), mid.clone());
+        let (m1, m2, m3) = (mid.clone(), mid.clone(), mid.clone());
         cases.push((format!("{name} ply 80, puct, VariantGame"), Box::new(move |seed| run_from(VariantGame::from_game(&m1), puct, seed, 1))));
-        cases.push((format!("{name} ply 80, puct, rules::Game state"), Box::new(move |seed| run_from(RulesGame(m2.clone()), puct, seed, 1))));
+        cases.push((format!("{name} ply 80, puct, VariantGame, no solver"), Box::new(move |seed| run_from(VariantGame::from_game(&m3), plain_puct, seed, 1))));
+        // Without the solver: `RulesGame` keeps `Game::winning_move`'s default, which clones the
+        // whole history once per legal move.
+        cases.push((format!("{name} ply 80, puct, rules::Game state, no solver"), Box::new(move |seed| run_from(RulesGame(m2.clone()), plain_puct, seed, 1))));
     }
+    // Decisive-move detection alone, per variant, over positions of random games.
+    let names = vzero_rules::variant::builtin_names();
+    let detect_sets: Vec<Vec<(VariantGame, Vec<vzero_rules::Move>)>> = names
+        .iter()
+        .map(|name| {
+            positions(Variant::builtin(name).expect("built-in variant"), 400)
+                .into_iter()
+                .map(|st| {
+                    let mut moves = Vec::new();
+                    st.legal_moves(&mut moves);
+                    (st, moves)
+                })
+                .collect()
+        })
+        .collect();
     let mut rates = vec![Vec::new(); cases.len()];
+    let mut costs = vec![(Vec::new(), Vec::new()); names.len()];
     // Interleaved runs, so that a change in machine load hits every case alike.
     for i in 0..runs {
         for (c, (_, f)) in cases.iter().enumerate() {
             let (sims, secs) = f(1000 + i as u64);
             rates[c].push(sims as f64 / secs);
         }
+        for (set, cost) in detect_sets.iter().zip(&mut costs) {
+            let (expand, detect) = detection_cost(set);
+            cost.0.push(expand);
+            cost.1.push(detect);
+        }
     }
     println!("mcts bench: sims/s, zero-cost evaluator (uniform priors, value 0), single thread, median of {runs} runs");
     println!("games: 16 moves x 800 sims from the position, tree reuse on; toy game: ~30 moves/position, double moves 1 in 16");
     let reference = median(rates[0].clone()).0;
-    for ((name, _), r) in cases.iter().zip(rates) {
+    let medians: Vec<f64> = rates.iter().map(|r| median(r.clone()).0).collect();
+    for (c, ((name, _), r)) in cases.iter().zip(rates).enumerate() {
         let (med, lo, hi) = median(r);
-        println!("{name:46} median {med:>9.0} sims/s  x{:.2} of toy  (min {lo:.0}, max {hi:.0})", med / reference);
+        // The solver's case is right before its "no solver" twin.
+        let vs_plain = cases.get(c + 1).filter(|(n, _)| *n == format!("{name}, no solver")).map(|_| medians[c] / medians[c + 1]);
+        let vs_plain = vs_plain.map_or(String::new(), |x| format!("  solver/plain x{x:.2}"));
+        println!("{name:50} median {med:>9.0} sims/s  x{:.2} of toy  (min {lo:.0}, max {hi:.0}){vs_plain}", med / reference);
+    }
+    println!("decisive-move detection (Game::winning_move) per node, 400 positions 10-89 plies into random games, ns (median of runs):");
+    for (name, (expand, detect)) in names.iter().zip(costs) {
+        let (e, d) = (median(expand).0, median(detect).0);
+        println!("{name:16} expand {e:>7.0} ns  winning_move {d:>6.0} ns  (x{:.2} of expand)", d / e);
     }
 }

@@ -135,6 +135,10 @@ pub struct SearchConfig {
     pub temperature: TemperatureSchedule,
     /// Keep the played move's subtree between moves.
     pub reuse_tree: bool,
+    /// MCTS-solver: prove wins, losses and draws (terminal positions, moves that win at once,
+    /// backed-up proofs), steer selection by them and stop a search whose root is proven. Off, the
+    /// search is plain MCTS (terminal values are still exact).
+    pub solver: bool,
 }
 
 impl Default for SearchConfig {
@@ -152,6 +156,7 @@ impl Default for SearchConfig {
             playout_cap: PlayoutCap::always(800),
             temperature: TemperatureSchedule::greedy(),
             reuse_tree: true,
+            solver: true,
         }
     }
 }

@@ -25,4 +25,19 @@ pub trait Game: Clone + Send {
         }
         t
     }
+
+    /// Index of the first of `moves` (legal moves of this position, in [`Game::expand`]'s order)
+    /// that ends the game at once with a win for the player making it, if any. The search asks
+    /// this of every new node so that a win in one ply is proven without simulations.
+    ///
+    /// The default plays each move on a clone and asks [`Game::terminal_value`]; override it with
+    /// cheap filters when that is costly (a chess rules core needs only look at checking moves).
+    fn winning_move(&self, moves: &[Self::Move]) -> Option<usize> {
+        let me = self.to_move();
+        moves.iter().position(|&m| {
+            let mut next = self.clone();
+            next.play(m);
+            next.terminal_value().is_some_and(|v| if next.to_move() == me { v > 0.0 } else { v < 0.0 })
+        })
+    }
 }

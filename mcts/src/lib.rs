@@ -6,6 +6,14 @@
 //!   a total concentration, move temperature schedule, tree reuse ([`Search::advance`]).
 //! * Gumbel root search with sequential halving and the completed-Q policy target ([`RootMode::Gumbel`]).
 //! * Playout cap randomization ([`PlayoutCap`]) and resignation with playthrough statistics ([`resign`]).
+//! * An MCTS-solver ([`proof`], on by default: [`SearchConfig::solver`]): every node can be proven a
+//!   win, loss or draw for its player to move, with the distance in plies ([`Proof`]). Terminal
+//!   positions are proven by their value; a new node with a move that ends the game at once in the
+//!   mover's favour ([`Game::winning_move`]) is a proven win without an evaluation; proofs go up on
+//!   backup per player (a Dictator's double move keeps the side), and backups through a proven node
+//!   carry its exact value. Selection never enters a move proven lost while another is left; the
+//!   roots play the shortest proven win and never a proven loss when something else is left; a
+//!   search whose root is settled stops early, and [`SearchResult::proven`] reports the proof.
 //! * [`VariantGame`]: the rules core's variants as a [`Game`], with cheap no-network evaluators
 //!   ([`MaterialEvaluator`], [`RolloutEvaluator`]).
 //!
@@ -55,6 +63,7 @@ pub mod game;
 pub mod knowledge;
 pub mod gumbel;
 pub mod noise;
+pub mod proof;
 pub mod quiescence;
 pub mod resign;
 pub mod result;
@@ -65,6 +74,7 @@ pub mod variant_game;
 pub use config::{DirichletNoise, GumbelConfig, PlayoutCap, RootMode, SearchConfig, TemperatureSchedule};
 pub use eval::{uniform_evaluator, LeafValue};
 pub use game::Game;
+pub use proof::Proof;
 pub use resign::{FalseResignStats, PlaythroughOutcome, ResignConfig, ResignTracker};
 pub use knowledge::Knowledge;
 pub use quiescence::Quiescence;

@@ -1,4 +1,6 @@
-//! What a search reports: per-move statistics, the policy target and the chosen move.
+//! What a search reports: per-move statistics, the policy target, the chosen move and proofs.
+
+use crate::proof::Proof;
 
 /// Statistics of one move at a node.
 #[derive(Clone, Debug, PartialEq)]
@@ -13,6 +15,8 @@ pub struct MoveStats<M> {
     pub q: Option<f32>,
     /// Mean draw probability below the move; `None` if unvisited.
     pub draw: Option<f32>,
+    /// Proven value of the move for the player making it (solver), if any.
+    pub proof: Option<Proof>,
 }
 
 /// Result of one search (one move of a game).
@@ -23,14 +27,21 @@ pub struct SearchResult<M> {
     /// One entry per legal move, in `legal_moves` order.
     pub moves: Vec<MoveStats<M>>,
     /// Policy training target over `moves` (same order, sums to 1): the visit distribution
-    /// (PUCT root) or the completed-Q improved policy (Gumbel root).
+    /// (PUCT root) or the completed-Q improved policy (Gumbel root), with no mass on moves proven
+    /// lost; at a proven root, equal shares for the proven-best moves (the shortest wins, the
+    /// draws, or the longest losses) and nothing elsewhere.
     pub policy_target: Vec<f32>,
-    /// The move to play.
+    /// The move to play: at a proven root the proven-best move, never a move proven lost when
+    /// another is not.
     pub chosen: M,
-    /// Search value of the root for the player to move (mean of all backups), in [-1, 1].
+    /// Search value of the root for the player to move (mean of all backups), in [-1, 1]; the
+    /// exact value (1, 0, -1) when the root is proven.
     pub root_value: f32,
-    /// Search draw probability at the root.
+    /// Search draw probability at the root (exactly 1 or 0 when proven).
     pub root_draw: f32,
+    /// Proven value of the root for the player to move (solver), e.g. `Win(3)`: a win within
+    /// three plies.
+    pub proven: Option<Proof>,
     /// The evaluator's own value of the root for the player to move.
     pub raw_value: f32,
     /// Completed visits of the root (including reused ones).
@@ -64,6 +75,8 @@ pub struct NodeStats<M> {
     pub terminal: bool,
     /// Whether the node has been evaluated (priors known).
     pub expanded: bool,
+    /// Proven value for `to_move` (solver), if any.
+    pub proof: Option<Proof>,
     /// Children in `legal_moves` order (priors as currently stored, i.e. with root noise if applied).
     pub children: Vec<MoveStats<M>>,
 }

@@ -10,6 +10,12 @@
 //!    its subtree.
 //!
 //! [`Search::run`] wraps the loop for single-tree use with a closure evaluator.
+//!
+//! With [`SearchConfig::solver`] (the default) the search is an MCTS-solver (see [`crate::proof`]):
+//! terminal nodes are proven by their terminal value, every new node by [`Game::winning_move`]
+//! (a move that wins at once makes it a proven win without an evaluation), and proofs go up on
+//! backup. Selection never enters a move proven lost when another is left, stops at proven
+//! nodes (backing up their exact value), and a search whose root is proven is done at once.
 
 use rand::{Rng, SeedableRng};
 
@@ -18,6 +24,7 @@ use crate::eval::LeafValue;
 use crate::game::Game;
 use crate::gumbel::{self, LOW_LOGIT};
 use crate::noise::{self, SearchRng};
+use crate::proof::Proof;
 use crate::result::{MoveStats, NodeStats, SearchResult};
 use crate::tree::{NodeState, Tree, NONE};
 
@@ -177,14 +184,40 @@ impl<G: Game> Search<G> {
         self.prepared = false;
     }
 
-    /// Whether the current search is complete: the budget is spent and nothing is in flight,
-    /// or the root is terminal.
+    /// Whether the current search is complete: nothing is in flight and the budget is spent or
+    /// the root is settled (solver: proven, and no shorter win left to look for), or the root is
+    /// terminal.
     pub fn is_done(&self) -> bool {
         match self.tree.nodes[0].state {
             NodeState::Terminal => true,
-            NodeState::Expanded => self.pending == 0 && self.sims_started >= self.budget,
+            NodeState::Expanded => self.pending == 0 && (self.sims_started >= self.budget || self.root_settled()),
             _ => false,
         }
+    }
+
+    /// Whether the root's proof is final: a loss or a draw (every move proven), a win within
+    /// three plies (every win in one ply is marked when the root is created, so only a double
+    /// move could be shorter), or a longer win with every move proven. A root proven to win in
+    /// more plies keeps searching its unproven moves, untried ones first, for a shorter win.
+    fn root_settled(&self) -> bool {
+        match self.tree.nodes[0].proof {
+            None => false,
+            Some(Proof::Win(k)) if k > 3 => self.tree.edges[self.tree.edge_range(0)].iter().all(|e| e.proof.is_some()),
+            Some(_) => true,
+        }
+    }
+
+    /// Whether root move `e` is out of the running: proven lost, or proven at all once the root
+    /// is proven (only shorter wins are then looked for).
+    #[inline]
+    fn root_excluded(&self, e: usize) -> bool {
+        let e = &self.tree.edges[e];
+        e.lost() || (e.proof.is_some() && self.tree.nodes[0].proof.is_some())
+    }
+
+    /// The proven value of the root for its player to move, if the solver has one.
+    pub fn root_proof(&self) -> Option<Proof> {
+        self.tree.nodes[0].proof
     }
 
     /// Runs a full search of `sims` simulations with `eval(state, legal_moves, priors_out) -> value`
@@ -255,7 +288,7 @@ impl<G: Game> Search<G> {
         let gumbel_root = matches!(self.config.root_mode, RootMode::Gumbel(_));
         let mut pushed = 0;
         let mut collisions = 0;
-        while pushed < max_leaves && self.sims_started < self.budget {
+        while pushed < max_leaves && self.sims_started < self.budget && !self.root_settled() {
             let (descent, root_choice) = self.descend();
             match descent {
                 Descent::Leaf(node, state) => {
@@ -349,17 +382,19 @@ impl<G: Game> Search<G> {
                 s
             })
             .collect();
-        let (policy_target, chosen) = match self.config.root_mode {
-            RootMode::Puct => self.puct_target_and_choice(&moves),
-            RootMode::Gumbel(_) => self.gumbel_target_and_choice(),
+        let (policy_target, chosen) = match (root.proof, self.config.root_mode) {
+            (Some(_), _) => proven_target_and_choice(&moves),
+            (None, RootMode::Puct) => self.puct_target_and_choice(&moves),
+            (None, RootMode::Gumbel(_)) => self.gumbel_target_and_choice(),
         };
         Some(SearchResult {
             to_move: root.to_move as usize,
             chosen: moves[chosen].mv,
             moves,
             policy_target,
-            root_value: root.value_sum / root.visits.max(1) as f32,
-            root_draw: root.draw_sum / root.visits.max(1) as f32,
+            root_value: root.proof.map_or(root.value_sum / root.visits.max(1) as f32, Proof::value),
+            root_draw: root.proof.map_or(root.draw_sum / root.visits.max(1) as f32, Proof::draw),
+            proven: root.proof,
             raw_value: root.raw_value,
             root_visits: root.visits,
             simulations: self.sims_started,
@@ -410,6 +445,7 @@ impl<G: Game> Search<G> {
             draw: visited.then(|| n.draw_sum / n.visits as f32),
             terminal: n.state == NodeState::Terminal,
             expanded: n.state == NodeState::Expanded,
+            proof: n.proof,
             children: self.tree.edge_range(node).map(|e| self.move_stats(e)).collect(),
         })
     }
@@ -443,7 +479,9 @@ impl<G: Game> Search<G> {
     }
 
     /// Adds a node for `state`; terminal positions (or positions without legal moves, scored as
-    /// draws) are marked terminal with their value.
+    /// draws) are marked terminal with their value. With the solver, terminal nodes are proven by
+    /// their value, and a node with a move that wins at once is a proven win in one ply (the root
+    /// marks every such move, other nodes the first).
     fn new_node(&mut self, parent: u32, parent_edge: u32, state: &G) -> u32 {
         let first = self.tree.moves.len();
         let terminal = state.expand(&mut self.tree.moves);
@@ -456,6 +494,20 @@ impl<G: Game> Search<G> {
             let v = terminal.unwrap_or(0.0).clamp(-1.0, 1.0);
             n.raw_value = v;
             n.raw_draw = if v == 0.0 { 1.0 } else { 0.0 };
+            if self.config.solver {
+                n.proof = Some(Proof::terminal(v));
+            }
+        } else if self.config.solver {
+            let tree = &mut self.tree;
+            let mut from = first;
+            while let Some(i) = state.winning_move(&tree.moves[from..]) {
+                tree.edges[from + i].proof = Some(Proof::Win(1));
+                tree.nodes[idx as usize].proof = Some(Proof::Win(1));
+                from += i + 1;
+                if parent != NONE || from == tree.moves.len() {
+                    break;
+                }
+            }
         }
         idx
     }
@@ -475,6 +527,7 @@ impl<G: Game> Search<G> {
             prior: edge.prior,
             q: visited.then(|| edge.value_sum / edge.visits as f32),
             draw,
+            proof: edge.proof,
         }
     }
 
@@ -521,8 +574,12 @@ impl<G: Game> Search<G> {
         self.tree.nodes[0].in_flight += 1;
         let mut root_choice = usize::MAX;
         loop {
-            match self.tree.nodes[node as usize].state {
+            let n = &self.tree.nodes[node as usize];
+            match n.state {
                 NodeState::Terminal => return (Descent::Terminal(node), root_choice),
+                // A proven node is settled: its exact value is backed up (never the root: a
+                // search with a proven root is done).
+                _ if n.proof.is_some() && node != 0 => return (Descent::Terminal(node), root_choice),
                 NodeState::Pending | NodeState::Unevaluated => return (Descent::Collision(node), root_choice),
                 NodeState::Expanded => {}
             }
@@ -547,7 +604,7 @@ impl<G: Game> Search<G> {
                 self.tree.edges[e].child = c;
                 let cn = &mut self.tree.nodes[c as usize];
                 cn.in_flight = 1;
-                if cn.state == NodeState::Terminal {
+                if cn.state == NodeState::Terminal || cn.proof.is_some() {
                     return (Descent::Terminal(c), root_choice);
                 }
                 cn.state = NodeState::Pending;
@@ -580,6 +637,9 @@ impl<G: Game> Search<G> {
         let mut best_unvisited_i = usize::MAX;
         let mut visited_mass = 0.0f32;
         for (i, e) in edges.iter().enumerate() {
+            if if is_root { self.root_excluded(first + i) } else { e.lost() } {
+                continue;
+            }
             let ne = e.visits + e.in_flight;
             if ne == 0 {
                 if e.prior > best_unvisited_p {
@@ -589,13 +649,17 @@ impl<G: Game> Search<G> {
             } else {
                 visited_mass += e.prior;
                 let nf = ne as f32;
-                let q = (e.value_sum - vl * e.in_flight as f32) / nf;
+                let q = e.proof.map_or((e.value_sum - vl * e.in_flight as f32) / nf, Proof::value);
                 let score = q + c_sqrt_n * e.prior / (1.0 + nf);
                 if score > best_visited {
                     best_visited = score;
                     best_visited_i = i;
                 }
             }
+        }
+        // A proven root looks for a shorter win: untried moves first.
+        if is_root && best_unvisited_i != usize::MAX && self.tree.nodes[0].proof.is_some() {
+            return first + best_unvisited_i;
         }
         if best_unvisited_i != usize::MAX {
             let red = if is_root { cfg.root_fpu_reduction } else { cfg.fpu_reduction };
@@ -605,7 +669,8 @@ impl<G: Game> Search<G> {
                 return first + best_unvisited_i;
             }
         }
-        first + best_visited_i
+        // Every move proven lost only happens at a proven node, which is never selected from.
+        first + if best_visited_i == usize::MAX { 0 } else { best_visited_i }
     }
 
     /// Fills `scratch_sigma` with sigma(completedQ) of the root's actions.
@@ -616,7 +681,11 @@ impl<G: Game> Search<G> {
         self.scratch_q.clear();
         for e in &self.tree.edges[range] {
             self.scratch_visits.push(e.visits);
-            self.scratch_q.push(if e.visits > 0 { e.value_sum / e.visits as f32 } else { 0.0 });
+            self.scratch_q.push(match e.proof {
+                Some(p) => p.value(),
+                None if e.visits > 0 => e.value_sum / e.visits as f32,
+                None => 0.0,
+            });
         }
         gumbel::sigma_completed_q(
             &cfg,
@@ -628,13 +697,14 @@ impl<G: Game> Search<G> {
         );
     }
 
-    /// Best action (by g + logits + sigma) among those whose per-search visit count equals `target`
-    /// (`None`: any count).
+    /// Best action (by g + logits + sigma) among those not excluded (proven lost; proven at all
+    /// at a proven root) whose per-search visit count equals `target` (`None`: any count).
     fn gumbel_argmax(&self, target: Option<u32>) -> usize {
         let mut best = f32::NEG_INFINITY;
         let mut best_i = usize::MAX;
+        let first = self.tree.nodes[0].first_edge as usize;
         for i in 0..self.g_visits.len() {
-            if target.is_some_and(|t| self.g_visits[i] != t) {
+            if target.is_some_and(|t| self.g_visits[i] != t) || self.root_excluded(first + i) {
                 continue;
             }
             let s = (self.g_noise[i] + self.g_logits[i] + self.scratch_sigma[i]).max(LOW_LOGIT);
@@ -655,38 +725,52 @@ impl<G: Game> Search<G> {
         if i != usize::MAX {
             return i;
         }
-        // Not reachable with the schedule; fall back to the least visited considered action.
-        let min = *self.g_visits.iter().min().unwrap();
-        self.gumbel_argmax(Some(min))
+        // Only when a considered action was dropped (proven): its simulation goes to the most
+        // visited action left (or, with none visited, the best unconsidered one).
+        self.gumbel_argmax(Some(self.max_visits_left()))
+    }
+
+    /// The largest per-search visit count of a root action not excluded.
+    fn max_visits_left(&self) -> u32 {
+        let first = self.tree.nodes[0].first_edge as usize;
+        (0..self.g_visits.len()).filter(|&i| !self.root_excluded(first + i)).map(|i| self.g_visits[i]).max().unwrap_or(0)
     }
 
     fn gumbel_target_and_choice(&mut self) -> (Vec<f32>, usize) {
         self.root_sigma();
         let mut target = Vec::new();
         gumbel::improved_policy(&self.g_logits, &self.scratch_sigma, &mut target);
-        let max_visits = self.g_visits.iter().copied().max().unwrap_or(0);
-        (target, self.gumbel_argmax(Some(max_visits)))
+        let first = self.tree.nodes[0].first_edge as usize;
+        drop_lost(&mut target, |i| self.tree.edges[first + i].lost());
+        let choice = self.gumbel_argmax(Some(self.max_visits_left()));
+        (target, if choice == usize::MAX { 0 } else { choice })
     }
 
     fn puct_target_and_choice(&mut self, moves: &[MoveStats<G::Move>]) -> (Vec<f32>, usize) {
-        let total: u64 = moves.iter().map(|m| m.visits as u64).sum();
-        if total == 0 {
-            let i = (0..moves.len()).fold(0, |b, i| if moves[i].prior > moves[b].prior { i } else { b });
-            return (moves.iter().map(|m| m.prior).collect(), i);
-        }
-        let target: Vec<f32> = moves.iter().map(|m| (m.visits as f64 / total as f64) as f32).collect();
-        let t = self.config.temperature.at(self.ply);
-        let choice = if t < 0.01 {
-            let key = |m: &MoveStats<G::Move>| (m.visits, m.q.unwrap_or(-2.0), m.prior);
+        let lost = |m: &MoveStats<G::Move>| m.proof.is_some_and(Proof::is_loss);
+        let total: u64 = moves.iter().filter(|m| !lost(m)).map(|m| m.visits as u64).sum();
+        // Greedy order: not proven lost, then visits, then Q, then prior.
+        let key = |m: &MoveStats<G::Move>| (!lost(m), m.visits, m.q.unwrap_or(-2.0), m.prior);
+        let greedy = || {
             (0..moves.len()).fold(0, |b, i| {
                 let (a, c) = (key(&moves[i]), key(&moves[b]));
-                if a.0 > c.0 || (a.0 == c.0 && (a.1 > c.1 || (a.1 == c.1 && a.2 > c.2))) { i } else { b }
+                if (a.0, a.1) > (c.0, c.1) || ((a.0, a.1) == (c.0, c.1) && (a.2 > c.2 || (a.2 == c.2 && a.3 > c.3))) { i } else { b }
             })
+        };
+        if total == 0 {
+            let mut target: Vec<f32> = moves.iter().map(|m| m.prior).collect();
+            drop_lost(&mut target, |i| lost(&moves[i]));
+            return (target, greedy());
+        }
+        let target: Vec<f32> = moves.iter().map(|m| if lost(m) { 0.0 } else { (m.visits as f64 / total as f64) as f32 }).collect();
+        let t = self.config.temperature.at(self.ply);
+        let choice = if t < 0.01 {
+            greedy()
         } else {
-            let max = moves.iter().map(|m| m.visits).max().unwrap() as f64;
+            let max = moves.iter().filter(|m| !lost(m)).map(|m| m.visits).max().unwrap() as f64;
             let w: Vec<f64> = moves
                 .iter()
-                .map(|m| if m.visits == 0 { 0.0 } else { ((m.visits as f64 / max).ln() / t as f64).exp() })
+                .map(|m| if m.visits == 0 || lost(m) { 0.0 } else { ((m.visits as f64 / max).ln() / t as f64).exp() })
                 .collect();
             let sum: f64 = w.iter().sum();
             let mut r = self.rng.gen::<f64>() * sum;
@@ -704,6 +788,32 @@ impl<G: Game> Search<G> {
         };
         (target, choice)
     }
+}
+
+/// Zeroes the entries of `target` whose move is proven lost and renormalizes, unless every
+/// move is lost (then `target` is left as it is).
+fn drop_lost(target: &mut [f32], lost: impl Fn(usize) -> bool) {
+    let kept: f32 = (0..target.len()).filter(|&i| !lost(i)).map(|i| target[i]).sum();
+    if kept > 0.0 && (0..target.len()).any(&lost) {
+        for (i, t) in target.iter_mut().enumerate() {
+            *t = if lost(i) { 0.0 } else { *t / kept };
+        }
+    }
+}
+
+/// Policy target and move of a proven root: the proven-best moves (the shortest wins, any draw,
+/// or the longest losses) share the target equally; the move is the most visited of them (then
+/// the highest prior). Temperature does not apply.
+fn proven_target_and_choice<M>(moves: &[MoveStats<M>]) -> (Vec<f32>, usize) {
+    let pref = |m: &MoveStats<M>| m.proof.map_or(i32::MIN, Proof::preference);
+    let best = moves.iter().map(pref).max().unwrap_or(i32::MIN);
+    let n = moves.iter().filter(|m| pref(m) == best).count().max(1);
+    let target = moves.iter().map(|m| if pref(m) == best { 1.0 / n as f32 } else { 0.0 }).collect();
+    let choice = (0..moves.len())
+        .filter(|&i| pref(&moves[i]) == best)
+        .max_by(|&a, &b| (moves[a].visits, moves[a].prior).partial_cmp(&(moves[b].visits, moves[b].prior)).unwrap_or(std::cmp::Ordering::Equal).then(b.cmp(&a)))
+        .unwrap_or(0);
+    (target, choice)
 }
 
 /// Gathers up to `per_tree` leaves from each unfinished search (at most `max_total` in all) into

@@ -6,14 +6,22 @@
 //! parent's player to move). A backup adds `+v` or `-v` at each step depending on whether that
 //! player is the leaf's player — never by flipping the sign per ply — so double moves and passes
 //! are handled like any other move.
+//!
+//! Proofs (MCTS-solver): a node's `proof` is for its player to move, an edge's for the player
+//! making the move. A backup passing a proven node replaces what it carries by the node's exact
+//! value, and sets the node's sums to `visits × exact`, sending the difference up the path: the
+//! ancestors' statistics then count every simulation below a proven node at its exact value.
 
 /// Index meaning "none".
 pub(crate) const NONE: u32 = u32::MAX;
 
+use crate::proof::{combine, Proof};
+
 /// Evaluation state of a node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum NodeState {
-    /// Edges generated, evaluation not yet requested (only a fresh root).
+    /// Edges generated, evaluation not yet requested: a fresh root, or a node proven when it was
+    /// created (a move of it wins at once), which is never evaluated.
     Unevaluated,
     /// Returned to the caller by `gather`, waiting for `apply`.
     Pending,
@@ -41,6 +49,8 @@ pub(crate) struct Node {
     pub raw_draw: f32,
     pub to_move: u8,
     pub state: NodeState,
+    /// Proven value for `to_move` (solver only).
+    pub proof: Option<Proof>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -51,10 +61,18 @@ pub(crate) struct Edge {
     pub in_flight: u32,
     /// Sum of values, perspective of the player making this move.
     pub value_sum: f32,
+    /// Proven value for the player making this move (solver only).
+    pub proof: Option<Proof>,
 }
 
 impl Edge {
-    const NEW: Edge = Edge { prior: 0.0, child: NONE, visits: 0, in_flight: 0, value_sum: 0.0 };
+    const NEW: Edge = Edge { prior: 0.0, child: NONE, visits: 0, in_flight: 0, value_sum: 0.0, proof: None };
+
+    /// Whether the move is proven to lose for the player making it.
+    #[inline]
+    pub fn lost(&self) -> bool {
+        self.proof.is_some_and(Proof::is_loss)
+    }
 }
 
 /// The arena. The root is always node 0.
@@ -108,6 +126,7 @@ impl<M: Copy> Tree<M> {
             raw_draw: 0.0,
             to_move: to_move as u8,
             state: NodeState::Unevaluated,
+            proof: None,
         });
         idx
     }
@@ -120,25 +139,44 @@ impl<M: Copy> Tree<M> {
     }
 
     /// Backs up `value` (for the player to move at `leaf`) and `draw` from `leaf` to the root,
-    /// removing one in-flight visit on every node and edge of the path.
+    /// removing one in-flight visit on every node and edge of the path. From a proven node up,
+    /// what is backed up is its exact value plus the correction of its earlier visits; proofs
+    /// of edges and parents are updated on the way.
     pub fn backup(&mut self, leaf: u32, value: f32, draw: f32) {
-        let p = self.nodes[leaf as usize].to_move;
+        let mut p = self.nodes[leaf as usize].to_move;
+        let (mut v, mut d) = (value, draw);
         let mut n = leaf;
         loop {
             let node = &mut self.nodes[n as usize];
             node.visits += 1;
             node.in_flight -= 1;
-            node.value_sum += if node.to_move == p { value } else { -value };
-            node.draw_sum += draw;
+            if let Some(proof) = node.proof {
+                let visits = node.visits as f32;
+                let (exact_v, exact_d) = (proof.value() * visits, proof.draw() * visits);
+                p = node.to_move;
+                v = exact_v - node.value_sum;
+                d = exact_d - node.draw_sum;
+                node.value_sum = exact_v;
+                node.draw_sum = exact_d;
+            } else {
+                node.value_sum += if node.to_move == p { v } else { -v };
+                node.draw_sum += d;
+            }
             if node.parent == NONE {
                 break;
             }
-            let (pe, par) = (node.parent_edge, node.parent);
+            let (pe, par, proof, to_move) = (node.parent_edge, node.parent, node.proof, node.to_move);
             let mover = self.nodes[par as usize].to_move;
             let e = &mut self.edges[pe as usize];
             e.visits += 1;
             e.in_flight -= 1;
-            e.value_sum += if mover == p { value } else { -value };
+            e.value_sum += if mover == p { v } else { -v };
+            let edge_proof = proof.map(|c| c.before_move(to_move == mover));
+            if edge_proof != e.proof {
+                e.proof = edge_proof;
+                let range = self.edge_range(par);
+                self.nodes[par as usize].proof = combine(self.edges[range].iter().map(|e| e.proof));
+            }
             n = par;
         }
     }

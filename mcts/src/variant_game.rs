@@ -10,13 +10,20 @@
 //! Players: 0 = White, 1 = Black. Turns need not alternate: after a Dictator's first step the
 //! same side moves again (a second step or the pass `0000`).
 //!
+//! Moves that win at once ([`Game::winning_move`], asked of every new search node) are found
+//! without playing most moves: only checking moves can mate, only royal moves onto a flag rank
+//! can campmate, only moves that touch every one of the opponent's witness moves can stalemate
+//! it (looked at only where stalemate loses), and only when an earlier position already occurred
+//! `nfold - 1` times can a repetition end the game (looked at only where it is not a draw). The
+//! few candidates are played and judged exactly as [`VariantGame::result`] would.
+//!
 //! Evaluators: [`MaterialEvaluator`] (uniform priors, tanh of the material difference) and
 //! [`RolloutEvaluator`] (uniform priors, a short deterministic random playout).
 
 use std::cell::RefCell;
 
 use vzero_rules::definition::VariantDef;
-use vzero_rules::{GameResult, Move, MoveList, Outcome, Position, Reason, Variant};
+use vzero_rules::{Color, GameResult, Move, MoveKind, MoveList, Outcome, Position, Reason, Variant};
 
 use crate::eval::LeafValue;
 use crate::game::Game;
@@ -34,6 +41,8 @@ struct EndRules {
     stalemate_outcome: Outcome,
     /// Repetitions count over the whole game (not only since the last irreversible move).
     whole_game: bool,
+    /// Per colour, the ranks (bit = absolute rank) where its royal piece campmates (0: none).
+    flag_ranks: [u16; 2],
 }
 
 fn outcome_named(s: &str) -> Outcome {
@@ -47,19 +56,77 @@ fn outcome_named(s: &str) -> Outcome {
 impl EndRules {
     fn of(def: &VariantDef) -> EndRules {
         let e = &def.end;
+        let mut flag_ranks = [0u16; 2];
+        for &r in def.flag.iter().flat_map(|f| &f.ranks) {
+            if (1..=def.ranks.min(16)).contains(&r) {
+                flag_ranks[0] |= 1 << (r - 1);
+                flag_ranks[1] |= 1 << (def.ranks - r);
+            }
+        }
         EndRules {
             nmove: e.nmove,
             nfold: e.nfold,
             nfold_outcome: outcome_named(&e.nfold_value),
             stalemate_outcome: outcome_named(&e.stalemate),
             whole_game: e.repetition_window == "game",
+            flag_ranks,
         }
+    }
+
+    /// The result of `pos` exactly as [`vzero_rules::Game::result`]: campmate, then the n-move
+    /// rule, then repetition, then checkmate or stalemate. `earlier` (then `last`) are the keys of
+    /// the earlier positions in its repetition window; `no_moves` tells whether the side to move
+    /// has no legal move (asked only when needed).
+    fn judge(&self, pos: &Position, earlier: &[u64], last: Option<u64>, no_moves: impl FnOnce() -> bool) -> GameResult {
+        if pos.flag_reached() {
+            return GameResult { outcome: Outcome::Loss, reason: Reason::Campmate };
+        }
+        let no_moves = no_moves();
+        if self.nmove > 0 && pos.halfmove_clock() >= 2 * self.nmove && (!no_moves || !pos.is_check()) {
+            return GameResult { outcome: Outcome::Draw, reason: Reason::FiftyMove };
+        }
+        // Fewer earlier positions than needed: skip the scan.
+        let n = earlier.len() + last.is_some() as usize;
+        if self.nfold > 1 && n + 1 >= self.nfold as usize {
+            let k = pos.key();
+            let reps = earlier.iter().filter(|&&x| x == k).count() + (last == Some(k)) as usize;
+            if reps + 1 >= self.nfold as usize {
+                return GameResult { outcome: self.nfold_outcome, reason: Reason::Repetition };
+            }
+        }
+        if no_moves {
+            if pos.is_check() {
+                return GameResult { outcome: Outcome::Loss, reason: Reason::Checkmate };
+            }
+            return GameResult { outcome: self.stalemate_outcome, reason: Reason::Stalemate };
+        }
+        GameResult { outcome: Outcome::Ongoing, reason: Reason::None }
+    }
+}
+
+/// Whether some key occurs at least `times` times in `keys` (a sorted copy for long lists).
+fn has_repeated_key(keys: &[u64], times: usize) -> bool {
+    match times {
+        0 => true,
+        1 => !keys.is_empty(),
+        _ if keys.len() <= 32 => keys.iter().enumerate().any(|(i, &k)| keys[i + 1..].iter().filter(|&&x| x == k).count() + 1 >= times),
+        _ => SORTED.with(|c| {
+            let mut sorted = c.borrow_mut();
+            sorted.clear();
+            sorted.extend_from_slice(keys);
+            sorted.sort_unstable();
+            sorted.chunk_by(|a, b| a == b).any(|run| run.len() >= times)
+        }),
     }
 }
 
 thread_local! {
     /// Scratch move list (4 KiB) so the hot path neither allocates nor clears one per node.
     static SCRATCH: RefCell<MoveList> = RefCell::new(MoveList::new());
+    /// Scratch list of candidate move indices for [`Game::winning_move`].
+    static CANDIDATES: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
+    /// Scratch copy of the repetition keys, sorted.
+    static SORTED: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
 }
 
 /// A position of a rules-core variant with what repetition needs; implements the search's [`Game`].
@@ -139,28 +206,50 @@ impl VariantGame {
     /// The result, with the legal moves left in `list` (cleared when the side to move has just
     /// lost by campmate, where move generation is skipped).
     fn result_with(&self, list: &mut MoveList) -> GameResult {
-        let pos = &self.pos;
-        let end = &self.end;
         list.clear();
-        if pos.flag_reached() {
-            return GameResult { outcome: Outcome::Loss, reason: Reason::Campmate };
+        self.end.judge(&self.pos, &self.keys, None, || {
+            self.pos.legal_moves_into(list);
+            list.is_empty()
+        })
+    }
+
+    /// The result after the legal move `m`, as `result()` of the game with `m` played, without
+    /// copying the keys or generating more than one legal move.
+    pub fn result_after(&self, m: Move) -> GameResult {
+        self.judge_after(m).1
+    }
+
+    /// The side to move after the legal move `m`, and the result there.
+    fn judge_after(&self, m: Move) -> (Color, GameResult) {
+        let mut next = self.pos;
+        next.play(m);
+        let (earlier, last) = self.window_after(&next);
+        (next.side_to_move(), self.end.judge(&next, earlier, last, || !next.has_legal_move()))
+    }
+
+    /// The earlier positions of the repetition window of `next`, a position one move on.
+    fn window_after(&self, next: &Position) -> (&[u64], Option<u64>) {
+        if !self.end.whole_game && next.halfmove_clock() == 0 {
+            (&[], None)
+        } else {
+            (&self.keys, Some(self.pos.key()))
         }
-        pos.legal_moves_into(list);
-        let no_moves = list.is_empty();
-        if end.nmove > 0 && pos.halfmove_clock() >= 2 * end.nmove && (!no_moves || !pos.is_check()) {
-            return GameResult { outcome: Outcome::Draw, reason: Reason::FiftyMove };
-        }
-        // Fewer earlier positions than needed: skip the scan.
-        if end.nfold > 1 && self.keys.len() + 1 >= end.nfold as usize && self.repetitions() + 1 >= end.nfold as usize {
-            return GameResult { outcome: end.nfold_outcome, reason: Reason::Repetition };
-        }
-        if no_moves {
-            if pos.is_check() {
-                return GameResult { outcome: Outcome::Loss, reason: Reason::Checkmate };
-            }
-            return GameResult { outcome: end.stalemate_outcome, reason: Reason::Stalemate };
-        }
-        GameResult { outcome: Outcome::Ongoing, reason: Reason::None }
+    }
+
+    /// Whether the position after `m` occurred `nfold - 1` times before (a repetition ends the
+    /// game there unless an earlier rule does).
+    fn repeats_after(&self, m: Move) -> bool {
+        let mut next = self.pos;
+        next.play(m);
+        let k = next.key();
+        let (earlier, last) = self.window_after(&next);
+        earlier.iter().filter(|&&x| x == k).count() + (last == Some(k)) as usize + 1 >= self.end.nfold as usize
+    }
+
+    /// Whether `m` wins at once for the side to move, judged exactly.
+    fn wins_at_once(&self, m: Move) -> bool {
+        let (side, r) = self.judge_after(m);
+        r.outcome == if side == self.pos.side_to_move() { Outcome::Win } else { Outcome::Loss }
     }
 }
 
@@ -192,6 +281,35 @@ impl Game for VariantGame {
 
     fn terminal_value(&self) -> Option<f32> {
         terminal(self.result())
+    }
+
+    /// Plays only the candidates: checking moves (mate), non-checking moves that touch every
+    /// witness of the opponent's mobility (stalemate, where it loses), royal moves onto a flag
+    /// rank (campmate), and — where repetition is decisive and an earlier position already
+    /// occurred `nfold - 1` times — every move.
+    fn winning_move(&self, moves: &[Move]) -> Option<usize> {
+        let end = &self.end;
+        let pos = &self.pos;
+        let us = pos.side_to_move();
+        let flags = end.flag_ranks[us.index()];
+        let king = pos.king_square(us).map(|k| k.index());
+        let files = pos.variant().files();
+        let campmate = |m: Move| {
+            flags != 0
+                && (m.kind() == MoveKind::Castle || (Some(m.from()) == king && m.kind() == MoveKind::Normal && flags >> (m.to() / files) & 1 != 0))
+        };
+        let repetition = end.nfold > 1 && end.nfold_outcome != Outcome::Draw && has_repeated_key(&self.keys, end.nfold as usize - 1);
+        CANDIDATES.with(|c| {
+            let mut mates = c.borrow_mut();
+            mates.clear();
+            pos.mate_candidates(moves, end.stalemate_outcome == Outcome::Loss, &mut mates);
+            let mut next_mate = mates.iter().copied().peekable();
+            (0..moves.len()).find(|&i| {
+                let mate = next_mate.next_if_eq(&(i as u32)).is_some();
+                let m = moves[i];
+                (mate || campmate(m) || (repetition && self.repeats_after(m))) && self.wins_at_once(m)
+            })
+        })
     }
 
     /// Generates the legal moves once for both the result and the node's edges.
@@ -316,6 +434,27 @@ impl RolloutEvaluator {
             };
             let v = if g.to_move() == me { v } else { -v };
             return LeafValue { value: v, draw };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repeated_keys_are_found_in_short_and_long_lists() {
+        for n in [0usize, 1, 5, 32, 33, 200] {
+            let distinct: Vec<u64> = (0..n as u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15)).collect();
+            assert!(!has_repeated_key(&distinct, 2), "{n}");
+            assert_eq!(has_repeated_key(&distinct, 1), n > 0);
+            if n >= 3 {
+                let mut twice = distinct.clone();
+                twice[n - 1] = twice[n / 2];
+                assert!(has_repeated_key(&twice, 2) && !has_repeated_key(&twice, 3), "{n}");
+                twice[0] = twice[n / 2];
+                assert!(has_repeated_key(&twice, 3), "{n}");
+            }
         }
     }
 }

@@ -4,7 +4,7 @@ mod common;
 use common::{Endless, TicTacToe};
 use std::collections::HashSet;
 use vzero_mcts::{
-    gather_batch, uniform_evaluator, Game, Leaf, PlayoutCap, Search, SearchConfig, SearchResult,
+    gather_batch, uniform_evaluator, Game, Leaf, PlayoutCap, Proof, Search, SearchConfig, SearchResult,
     TemperatureSchedule,
 };
 
@@ -47,7 +47,7 @@ fn small_trees_give_fewer_leaves_but_never_duplicates() {
     // Two empty squares: at most 2 leaves below the root, then terminals.
     let pos = TicTacToe::parse("xoxxoo.x.");
     assert!(pos.terminal_value().is_none());
-    let mut s = Search::new(pos, SearchConfig::default(), 0);
+    let mut s = Search::new(pos.clone(), SearchConfig::default(), 0);
     s.start_with(50, true);
     let mut leaves = Vec::new();
     s.gather(8, &mut leaves);
@@ -59,14 +59,20 @@ fn small_trees_give_fewer_leaves_but_never_duplicates() {
     for l in std::mem::take(&mut leaves) {
         eval_leaf(&mut s, &l);
     }
-    // The search still finishes its budget (terminals are scored inside gather).
+    // The search goes on (terminals are scored inside gather) until the solver proves the draw:
+    // O must take 6 (8 lets X complete the 0-3-6 column), then X's 8 fills the board.
     while !s.is_done() {
         s.gather(8, &mut leaves);
         for l in std::mem::take(&mut leaves) {
             eval_leaf(&mut s, &l);
         }
     }
-    assert_eq!(s.finish().unwrap().simulations, 50);
+    let r = s.finish().unwrap();
+    assert_eq!((r.proven, r.chosen, r.root_value), (Some(Proof::Draw(2)), 6, 0.0));
+    assert!(r.simulations < 50, "{}", r.simulations);
+    // Without the solver the whole budget is spent.
+    let mut s = Search::new(pos.clone(), SearchConfig { solver: false, ..SearchConfig::default() }, 0);
+    assert_eq!(s.run(50, uniform_evaluator).unwrap().simulations, 50);
 }
 
 #[test]
@@ -92,9 +98,13 @@ fn batched_search_over_many_trees_finds_the_win() {
     assert!(batches < 6 * 3000 / 4, "{batches} batches");
     for (i, s) in searches.iter_mut().enumerate() {
         let r = s.finish().unwrap();
-        assert_eq!(r.simulations, 3000);
+        // The whole budget, unless the root was proven first (the wins in one and in two).
+        assert!(r.simulations == 3000 || r.proven.is_some(), "tree {i}: {} sims", r.simulations);
         let pos = TicTacToe::parse(positions[i % 3]);
         assert!(pos.optimal_moves().contains(&r.chosen), "tree {i}: {}", r.chosen);
+        if pos.solve() == 1.0 {
+            assert!(r.proven.is_some_and(|p| p.value() == 1.0), "tree {i}: {:?}", r.proven);
+        }
     }
 }
 

@@ -2,7 +2,7 @@
 mod common;
 
 use common::{Endless, Nim, TicTacToe};
-use vzero_mcts::{uniform_evaluator, Game, GumbelConfig, LeafValue, RootMode, Search, SearchConfig};
+use vzero_mcts::{uniform_evaluator, Game, GumbelConfig, LeafValue, Proof, RootMode, Search, SearchConfig};
 
 fn gumbel_cfg(m: usize) -> SearchConfig {
     SearchConfig { root_mode: RootMode::Gumbel(GumbelConfig { max_considered: m, ..GumbelConfig::default() }), ..SearchConfig::default() }
@@ -13,15 +13,21 @@ fn policy_target_sums_to_one_and_favours_the_winning_move() {
     let pos = TicTacToe::parse("xx.oo....");
     let mut legal = Vec::new();
     pos.legal_moves(&mut legal);
+    let win = legal.iter().position(|&m| m == 2).unwrap();
     for seed in 0..10 {
-        let mut s = Search::new(pos.clone(), gumbel_cfg(16), seed);
+        // The solver proves the win in one at the root: no simulation, all the target on it.
+        let r = Search::new(pos.clone(), gumbel_cfg(16), seed).run(32, uniform_evaluator).unwrap();
+        assert_eq!((r.chosen, r.proven, r.simulations), (2, Some(Proof::Win(1)), 0));
+        assert_eq!(r.policy_target, (0..legal.len()).map(|i| if i == win { 1.0 } else { 0.0 }).collect::<Vec<_>>());
+        // Without it, the completed-Q target finds the win.
+        let cfg = SearchConfig { solver: false, ..gumbel_cfg(16) };
+        let mut s = Search::new(pos.clone(), cfg, seed);
         let r = s.run(32, uniform_evaluator).unwrap();
         assert_eq!(r.policy_target.len(), legal.len());
         assert_eq!(r.moves.iter().map(|m| m.mv).collect::<Vec<_>>(), legal);
         let sum: f32 = r.policy_target.iter().sum();
         assert!((sum - 1.0).abs() < 1e-5, "sum {sum}");
         assert!(r.policy_target.iter().all(|&p| p > 0.0 && p.is_finite()));
-        let win = legal.iter().position(|&m| m == 2).unwrap();
         let prior = r.moves[win].prior;
         let best = r.policy_target.iter().cloned().fold(0.0, f32::max);
         assert_eq!(r.policy_target[win], best, "seed {seed}: {:?}", r.policy_target);

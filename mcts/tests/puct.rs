@@ -2,7 +2,7 @@
 mod common;
 
 use common::{Endless, Nim, TicTacToe};
-use vzero_mcts::{uniform_evaluator, Game, LeafValue, Search, SearchConfig};
+use vzero_mcts::{uniform_evaluator, Game, LeafValue, Proof, Search, SearchConfig};
 
 fn greedy() -> SearchConfig {
     SearchConfig::default()
@@ -20,7 +20,14 @@ fn finds_tictactoe_win_in_one() {
     let pos = TicTacToe::parse("xx.oo....");
     assert_eq!(pos.to_move, 0);
     assert_eq!(pos.optimal_moves(), vec![2]);
-    let mut s = Search::new(pos, greedy(), 1);
+    let mut s = Search::new(pos.clone(), greedy(), 1);
+    let r = s.run(400, uniform_nonterminal).unwrap();
+    assert_eq!(r.chosen, 2);
+    // The solver sees the win when the root is created: proven, exact, no simulation spent.
+    let win = r.moves.iter().find(|m| m.mv == 2).unwrap();
+    assert_eq!((win.proof, r.proven, r.root_value, r.simulations), (Some(Proof::Win(1)), Some(Proof::Win(1)), 1.0, 0));
+    // Plain MCTS finds it by simulation.
+    let mut s = Search::new(pos, SearchConfig { solver: false, ..greedy() }, 1);
     let r = s.run(400, uniform_nonterminal).unwrap();
     assert_eq!(r.chosen, 2);
     let win = r.moves.iter().find(|m| m.mv == 2).unwrap();
@@ -102,8 +109,9 @@ fn unnormalized_priors_are_normalized() {
 
 #[test]
 fn fpu_reduction_concentrates_visits_on_good_moves() {
-    // With value information the better move gets more visits than the prior alone would give.
-    let cfg = SearchConfig { fpu_reduction: 0.5, root_fpu_reduction: 0.5, ..SearchConfig::default() };
+    // With value information the better move gets more visits than the prior alone would give
+    // (plain MCTS: the solver would prove the win at once and spend nothing).
+    let cfg = SearchConfig { fpu_reduction: 0.5, root_fpu_reduction: 0.5, solver: false, ..SearchConfig::default() };
     let mut s = Search::new(TicTacToe::parse("xx.oo...."), cfg, 0);
     let r = s.run(200, uniform_nonterminal).unwrap();
     let win = r.moves.iter().find(|m| m.mv == 2).unwrap();

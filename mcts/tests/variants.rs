@@ -4,51 +4,13 @@
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use vzero_mcts::{
-    material_balance, material_evaluator, Game, GumbelConfig, MaterialEvaluator, RolloutEvaluator, RootMode, Search,
+    material_balance, material_evaluator, Game, MaterialEvaluator, RolloutEvaluator, Search,
     SearchConfig, SearchResult, uniform_evaluator, VariantGame,
 };
-use vzero_rules::{Color, Game as RulesGame, Move, MoveKind, Outcome, Position, Reason, Variant};
+use vzero_rules::{Game as RulesGame, Move, MoveKind, Outcome, Position, Reason, Variant};
 
-fn variant(name: &str) -> Variant {
-    Variant::builtin(name).unwrap()
-}
-
-fn rules_game(v: &str, fen: &str, moves: &str) -> RulesGame {
-    let mut g = RulesGame::from_fen(variant(v), fen).unwrap();
-    for m in moves.split_whitespace() {
-        g.play_uci(m).unwrap();
-    }
-    g
-}
-
-/// Whether `me` wins by force within `plies` plies (by the rules core's results).
-fn forced_win(g: &mut RulesGame, me: Color, plies: u32) -> bool {
-    let r = g.result();
-    let side = g.position().side_to_move();
-    if r.is_over() {
-        let v = if side == me { r.value() } else { -r.value() };
-        return v > 0.0;
-    }
-    if plies == 0 {
-        return false;
-    }
-    let moves = g.position().legal_moves();
-    let mut check = |m: Move| {
-        g.play(m);
-        let w = forced_win(g, me, plies - 1);
-        g.undo();
-        w
-    };
-    if side == me {
-        moves.into_iter().any(&mut check)
-    } else {
-        moves.into_iter().all(&mut check)
-    }
-}
-
-fn uci(g: &RulesGame, m: Move) -> String {
-    g.position().uci(m)
-}
+mod common;
+use common::chess::{forced_win, gumbel_greedy, present, random_game, rules_game, state, uci, variant, MATES_IN_TWO};
 
 fn search(g: &RulesGame, cfg: SearchConfig, sims: u32, seed: u64) -> SearchResult<Move> {
     let mut s = Search::new(VariantGame::from_game(g), cfg, seed);
@@ -91,19 +53,6 @@ fn finds_forced_win(v: &str, fen: &str, n: u32, sims: u32, evals: &[Eval]) {
     }
 }
 
-/// A Gumbel root without noise that considers every legal move (with uniform priors and m = 16,
-/// only the first 16 moves in generation order would be looked at).
-fn gumbel_greedy() -> SearchConfig {
-    SearchConfig {
-        root_mode: RootMode::Gumbel(GumbelConfig { gumbel_scale: 0.0, max_considered: 1024, ..GumbelConfig::default() }),
-        ..SearchConfig::default()
-    }
-}
-
-fn state(v: &str, fen: &str, moves: &str) -> VariantGame {
-    VariantGame::from_game(&rules_game(v, fen, moves))
-}
-
 // ---- mates ----
 
 #[test]
@@ -113,7 +62,7 @@ fn empire_mate_in_one() {
 
 #[test]
 fn empire_mate_in_two() {
-    finds_forced_win("empire", "4k3/8/8/8/7r/6r1/8/K7 b - - 0 1", 2, 4000, &[Eval::Stub, Eval::Material]);
+    finds_forced_win("empire", MATES_IN_TWO[0].1, 2, 4000, &[Eval::Stub, Eval::Material]);
 }
 
 #[test]
@@ -124,16 +73,10 @@ fn shogun_mate_in_one() {
 
 #[test]
 fn shogun_mate_in_two() {
-    // Queen sacrifice then smothered mate: Qg8+ Rxg8 Nf7# (the captured queen cannot block a knight).
     // The material evaluator is not asked: it prefers winning a piece (c4a6+) to the sacrifice
     // at this budget, as a material-greedy search would. The Gumbel root with uniform priors
     // halves ~40 moves on 0-valued ties, so it needs a larger budget than PUCT here.
-    finds_forced_win("shogun", "5r1k/6pp/8/3+F2N1/2B5/8/8/4K3[] w - - 0 1", 2, 20000, &[Eval::Stub]);
-}
-
-/// The variants added later are tested when present in this build.
-fn present(name: &str) -> bool {
-    vzero_rules::variant::builtin_names().contains(&name)
+    finds_forced_win("shogun", MATES_IN_TWO[1].1, 2, 20000, &[Eval::Stub]);
 }
 
 #[test]
@@ -142,7 +85,7 @@ fn empire_faceoff_mates_in_one_and_two() {
         return;
     }
     finds_forced_win("empire-faceoff", "k7/6R1/8/8/8/8/8/4K2R w - - 0 1", 1, 400, &[Eval::Stub, Eval::Material]);
-    finds_forced_win("empire-faceoff", "k7/8/6R1/7R/8/8/8/4K3 w - - 0 1", 2, 20000, &[Eval::Stub, Eval::Material]);
+    finds_forced_win("empire-faceoff", MATES_IN_TWO[2].1, 2, 20000, &[Eval::Stub, Eval::Material]);
 }
 
 #[test]
@@ -151,7 +94,7 @@ fn shogun_auto_mates_in_one_and_two() {
         return;
     }
     finds_forced_win("shogun-auto", "6rk/6pp/8/6N1/8/8/8/4K3[] w - - 0 1", 1, 400, &[Eval::Stub, Eval::Material]);
-    finds_forced_win("shogun-auto", "5r1k/6pp/8/3Q2N1/2B5/8/8/4K3[] w - - 0 1", 2, 20000, &[Eval::Stub]);
+    finds_forced_win("shogun-auto", MATES_IN_TWO[3].1, 2, 20000, &[Eval::Stub]);
 }
 
 #[test]
@@ -250,6 +193,11 @@ fn search_completes_a_winning_repetition_in_empire() {
     let g = rules_game("empire", variant("empire").start_fen(), EMPIRE_SHUFFLE);
     let r = search(&g, SearchConfig::default(), 200, 0);
     assert_eq!(uci(&g, r.chosen), "a6b8");
+    let proof = r.moves.iter().find(|m| m.mv == r.chosen).unwrap().proof;
+    assert_eq!((proof, r.proven), (Some(vzero_mcts::Proof::Win(1)), Some(vzero_mcts::Proof::Win(1))));
+    // Plain MCTS finds it by simulation.
+    let r = search(&g, SearchConfig { solver: false, ..SearchConfig::default() }, 200, 0);
+    assert_eq!(uci(&g, r.chosen), "a6b8");
     let q = r.moves.iter().find(|m| m.mv == r.chosen).unwrap().q.unwrap();
     assert!((q - 1.0).abs() < 1e-6, "q {q}");
 }
@@ -265,7 +213,8 @@ fn fifty_move_rule_draws() {
 }
 
 /// Random games (with many back-and-forth moves, so that positions repeat): the search's state
-/// agrees with the rules core's `Game` on the result, the legal moves and the player to move.
+/// agrees with the rules core's `Game` on the result, the legal moves and the player to move;
+/// `result_after` agrees with playing the move, and `winning_move` with trying every move.
 #[test]
 fn state_matches_rules_game_under_random_play() {
     let mut rng = StdRng::seed_from_u64(5);
@@ -291,6 +240,12 @@ fn state_matches_rules_game_under_random_play() {
                 }
                 let legal = g.position().legal_moves();
                 assert_eq!(out, legal);
+                for &m in &legal {
+                    let mut next = st.clone();
+                    next.play(m);
+                    assert_eq!(st.result_after(m), next.result(), "{name}: {} after {}", g.position().fen(), g.position().uci(m));
+                }
+                assert_eq!(st.winning_move(&legal), first_win(&st, &legal).map(|w| w.0), "{name}: {}", g.position().fen());
                 // Half the time, undo our previous move if we can (makes repetitions common).
                 let n = g.moves().len();
                 let back = (n >= 2 && rng.gen_bool(0.5))
@@ -302,6 +257,51 @@ fn state_matches_rules_game_under_random_play() {
             }
         }
         assert!(reasons.get(&Reason::Repetition).copied().unwrap_or(0) > 0, "{name}: no repetition reached: {reasons:?}");
+    }
+}
+
+/// The first move that wins at once, by playing every move (`None` if none does), with the reason.
+fn first_win(st: &VariantGame, moves: &[Move]) -> Option<(usize, Reason)> {
+    moves.iter().enumerate().find_map(|(i, &m)| {
+        let mut next = st.clone();
+        next.play(m);
+        let r = next.result();
+        (r.outcome == if next.to_move() == st.to_move() { Outcome::Win } else { Outcome::Loss }).then_some((i, r.reason))
+    })
+}
+
+/// The last plies of random games played to their end, where wins at once of every kind are
+/// (mate, campmate, stalemate and repetition where they win): `winning_move` finds the first.
+#[test]
+fn winning_move_agrees_with_trying_every_move_near_game_ends() {
+    let mut rng = StdRng::seed_from_u64(6);
+    for name in vzero_rules::variant::builtin_names() {
+        let v = variant(name);
+        let mut wins = std::collections::BTreeMap::new();
+        let mut moves = Vec::new();
+        for _ in 0..150 {
+            let line = random_game(v, &mut rng, 600);
+            for st in line.iter().rev().skip(1).take(8) {
+                moves.clear();
+                st.legal_moves(&mut moves);
+                let brute = first_win(st, &moves);
+                assert_eq!(st.winning_move(&moves), brute.map(|w| w.0), "{name}: {}", st.position().fen());
+                if let Some((_, reason)) = brute {
+                    *wins.entry(format!("{reason:?}")).or_insert(0) += 1;
+                }
+            }
+        }
+        // Every kind of win at once the variant's rules allow shows up (random endings have them).
+        let end = &v.def().end;
+        let kinds = [
+            ("Checkmate", true),
+            ("Campmate", v.def().flag.is_some()),
+            ("Stalemate", end.stalemate == "loss"),
+            ("Repetition", end.nfold_value == "loss"),
+        ];
+        for (kind, allowed) in kinds {
+            assert_eq!(wins.contains_key(kind), allowed, "{name}: {kind}: {wins:?}");
+        }
     }
 }
 

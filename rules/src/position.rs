@@ -148,6 +148,25 @@ impl Position {
         list.as_slice().to_vec()
     }
 
+    /// Whether the side to move has a legal move (stops at the first one: cheaper than
+    /// generating them all).
+    pub fn has_legal_move(&self) -> bool {
+        each!(self, p => p.has_legal_move())
+    }
+
+    /// Whether the legal move `m` attacks the opponent's royal piece (cheaper than playing it).
+    pub fn gives_check(&self, m: Move) -> bool {
+        each!(self, p => p.gives_check(m))
+    }
+
+    /// Indices into `moves` (legal moves here) of the moves after which the opponent may have no
+    /// legal move: exactly the checking moves, plus, with `stalemates`, a cheap superset of the
+    /// moves that could leave it stalemated (see [`Pos::mate_candidates`]). Appended to `out` in
+    /// increasing order.
+    pub fn mate_candidates(&self, moves: &[Move], stalemates: bool, out: &mut Vec<u32>) {
+        each!(self, p => p.mate_candidates(moves, stalemates, out))
+    }
+
     /// Plays a move that must be legal here (see [`Position::play_uci`] for checked input).
     pub fn play(&mut self, m: Move) {
         each!(self, p => p.play(m))

@@ -51,6 +51,24 @@ fn check_position(pos: &Position, rng: &mut StdRng) {
         next.play(m);
         let mover = pos.side_to_move();
         assert!(!next.is_royal_attacked(mover), "{text} leaves the royal piece attacked in {fen}");
+        assert_eq!(pos.gives_check(m), next.is_royal_attacked(mover.flip()), "gives_check of {text} in {fen}");
+    }
+    assert_eq!(pos.has_legal_move(), !moves.is_empty(), "has_legal_move in {fen}");
+    // Mate candidates: exactly the checking moves; with stalemates, a superset of every move
+    // that leaves the opponent (to move) without a legal move.
+    let checks: Vec<u32> = (0..moves.len() as u32).filter(|&i| pos.gives_check(moves[i as usize])).collect();
+    let mut cands = Vec::new();
+    pos.mate_candidates(&moves, false, &mut cands);
+    assert_eq!(cands, checks, "mate candidates in {fen}");
+    cands.clear();
+    pos.mate_candidates(&moves, true, &mut cands);
+    assert!(checks.iter().all(|i| cands.contains(i)), "stalemate candidates miss a check in {fen}");
+    for (i, &m) in moves.iter().enumerate() {
+        let mut next = *pos;
+        next.play(m);
+        if next.side_to_move() != pos.side_to_move() && !next.has_legal_move() {
+            assert!(cands.contains(&(i as u32)), "{} leaves no move but is no candidate in {fen}", pos.uci(m));
+        }
     }
     // Parse back a few moves by their UCI text.
     for _ in 0..3.min(moves.len()) {
@@ -62,6 +80,14 @@ fn check_position(pos: &Position, rng: &mut StdRng) {
 #[test]
 fn empire_invariants() {
     assert!(random_play("empire", 40, 160, 1) > 3000);
+}
+
+/// The other built-in variants (Dictator double moves, campmate, flying general) under the same checks.
+#[test]
+fn other_variant_invariants() {
+    for (i, name) in vzero_rules::variant::builtin_names().into_iter().filter(|n| !["empire", "shogun"].contains(n)).enumerate() {
+        assert!(random_play(name, 15, 160, 10 + i as u64) > 1000, "{name}");
+    }
 }
 
 #[test]

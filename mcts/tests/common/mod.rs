@@ -1,6 +1,8 @@
 //! Toy games for the search tests.
 #![allow(dead_code)]
 
+pub mod chess;
+
 use std::sync::Arc;
 use vzero_mcts::Game;
 

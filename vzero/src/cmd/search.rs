@@ -117,24 +117,30 @@ pub fn search(a: SearchArgs) -> Result<()> {
     writeln!(out, "fen {}", pos.fen())?;
     writeln!(
         out,
-        "root value {:+.4} raw {:+.4} visits {} nodes {} time {:.1} ms ({:.0} sims/s)",
+        "root value {:+.4} raw {:+.4} visits {} nodes {} time {:.1} ms ({:.0} sims/s){}",
         r.root_value,
         r.raw_value,
         r.root_visits,
         s.num_nodes(),
         secs * 1e3,
-        r.simulations as f64 / secs.max(1e-9)
+        r.simulations as f64 / secs.max(1e-9),
+        r.proven.map_or(String::new(), |p| format!(" proven {p}"))
     )?;
     let mut order: Vec<usize> = (0..r.moves.len()).collect();
     order.sort_by(|&i, &j| {
         let (x, y) = (&r.moves[i], &r.moves[j]);
         y.visits.cmp(&x.visits).then(r.policy_target[j].total_cmp(&r.policy_target[i]))
     });
-    writeln!(out, "{:<10} {:>8} {:>8} {:>8} {:>8}", "move", "visits", "prior", "q", "policy")?;
+    // A proven root may have spent no simulation: its proven-best moves (the target) first.
+    if r.proven.is_some() {
+        order.sort_by(|&i, &j| r.policy_target[j].total_cmp(&r.policy_target[i]));
+    }
+    writeln!(out, "{:<10} {:>8} {:>8} {:>8} {:>8} {:>8}", "move", "visits", "prior", "q", "policy", "proof")?;
     for i in order {
         let m = &r.moves[i];
         let q = m.q.map_or("-".to_string(), |q| format!("{q:+.4}"));
-        writeln!(out, "{:<10} {:>8} {:>8.4} {:>8} {:>8.4}", pos.uci(m.mv), m.visits, m.prior, q, r.policy_target[i])?;
+        let proof = m.proof.map_or("-".to_string(), |p| format!("{}:{}", p.outcome(), p.plies()));
+        writeln!(out, "{:<10} {:>8} {:>8.4} {:>8} {:>8.4} {:>8}", pos.uci(m.mv), m.visits, m.prior, q, r.policy_target[i], proof)?;
     }
     writeln!(out, "bestmove {}", pos.uci(r.chosen))?;
     out.flush()?;
