@@ -23,11 +23,13 @@ pub enum Evaluator {
 }
 
 impl Evaluator {
-    /// Leaves gathered per evaluation: 1 without a network, a small batch with one.
-    fn batch(&self) -> usize {
+    /// Leaves gathered per evaluation: 1 without a network; with one, a batch that grows with
+    /// the budget (virtual loss spreads a batch over the tree, which a small search cannot
+    /// afford): `sims / 16` clamped to 1..=8, so 64 simulations go 4 leaves at a time.
+    fn batch(&self, sims: u32) -> usize {
         match self {
             Evaluator::Material(_) | Evaluator::Knowledge(_) => 1,
-            Evaluator::Net(_) => 8,
+            Evaluator::Net(_) => (sims as usize / 16).clamp(1, 8),
         }
     }
 }
@@ -39,6 +41,8 @@ pub struct Limits {
     pub sims: Option<u64>,
     /// Wall time.
     pub time: Option<Duration>,
+    /// Leaves per network evaluation (default: see [`Evaluator`]'s budget rule).
+    pub batch: Option<usize>,
 }
 
 /// Progress of a search, for `info` lines.
@@ -94,7 +98,7 @@ pub fn search_move(
     let budget = limits.sims.unwrap_or(MAX_SIMS).clamp(1, MAX_SIMS) as u32;
     let mut search = Search::new(state, config, seed);
     search.start_with(budget, true);
-    let batch = eval.batch();
+    let batch = limits.batch.unwrap_or_else(|| eval.batch(budget)).max(1);
     let mut leaves = Vec::with_capacity(batch);
     let mut priors = Vec::new();
     let mut last_report = Instant::now();

@@ -251,7 +251,7 @@ pub fn run_gauntlet(run: &RunDir, variant: Variant, checkpoint: &Path, cfg: &Gau
     let elo_path = dir.join("elo.csv");
     let stem = stem_of(checkpoint);
     let (generation, step) = parse_checkpoint_name(&stem).unwrap_or((0, 0));
-    let me = PlayerSpec::Net { path: checkpoint.to_path_buf(), sims: cfg.sims, gumbel: false };
+    let me = PlayerSpec::Net { path: checkpoint.to_path_buf(), sims: cfg.sims, gumbel: false, options: Default::default() };
     let my_name = me.name();
 
     let mut opponents: Vec<PlayerSpec> = cfg.opponents.iter().map(|o| PlayerSpec::parse(o)).collect::<Result<_>>()?;
@@ -262,7 +262,7 @@ pub fn run_gauntlet(run: &RunDir, variant: Variant, checkpoint: &Path, cfg: &Gau
         for r in earlier.iter().rev().take(cfg.previous) {
             let path = run.checkpoints_dir().join(format!("{}.json", r.checkpoint));
             if path.exists() {
-                opponents.push(PlayerSpec::Net { path, sims: cfg.sims, gumbel: false });
+                opponents.push(PlayerSpec::Net { path, sims: cfg.sims, gumbel: false, options: Default::default() });
             }
         }
     }

@@ -18,6 +18,6 @@ pub use engine::{search_move, value_to_cp, Evaluator, Limits, NetEvaluator, Prog
 pub use gauntlet::{run_gauntlet, GauntletConfig, GauntletSummary};
 pub use matches::{play_game, read_book, run_match, GameOutcome, MatchConfig, MatchReport, Openings};
 pub use pgn::{parse_pgn, read_pgn_file, PgnError, PgnGame};
-pub use player::{Player, PlayerSpec};
+pub use player::{NetOptions, Player, PlayerSpec};
 pub use ratings::{compute_ratings, format_table, GameRecord, Rating};
 pub use uci_engine::{UciEngine, UciEngineSpec};

@@ -4,8 +4,9 @@
 //! ## Player spec grammar
 //!
 //! ```text
-//! spec      := random | greedy | alphabeta[:DEPTH] | mcts[:SIMS][:knowledge] | net:PATH[:SIMS] | net:PATH:gumbel[:SIMS]
+//! spec      := random | greedy | alphabeta[:DEPTH] | mcts[:SIMS][:knowledge] | net:PATH[:gumbel][:SIMS]{:NETOPT}
 //!            | uci:CMD{:OPTION}
+//! NETOPT    := kv=W | kp=W | batch=N
 //! OPTION    := nodes=N | movetime=MS | opt=NAME=VALUE | variantpath=PATH | name=LABEL | timeout=MS
 //! ```
 //!
@@ -19,7 +20,9 @@
 //!   ([`vzero_mcts::Knowledge`]: capture priors, quiescent material value).
 //! * `net:PATH:N` — checkpoint PATH (stem, `.json` or `.safetensors`) evaluating leaves of a PUCT
 //!   search of N simulations (default 800); `net:PATH:gumbel:N` uses a Gumbel root with N
-//!   simulations (default 64).
+//!   simulations (default 64). The knowledge blend recorded in the checkpoint is used; options
+//!   after the simulations override it and the batch: `kv=W` (value weight), `kp=W` (prior
+//!   weight), `batch=N` (leaves per forward pass), e.g. `net:runs/a/gen-9:64:kv=0:kp=0`.
 //! * `uci:CMD` — an external UCI engine: CMD is split on whitespace into program and arguments
 //!   (e.g. `uci:fairy-stockfish` or `uci:/path/to/vzero uci`). Options, `:`-separated:
 //!   `nodes=N` (`go nodes N`, default 1000 unless `movetime` is given), `movetime=MS`
@@ -62,7 +65,7 @@ pub enum PlayerSpec {
     Greedy,
     AlphaBeta { depth: u32 },
     Mcts { sims: u32, knowledge: bool },
-    Net { path: PathBuf, sims: u32, gumbel: bool },
+    Net { path: PathBuf, sims: u32, gumbel: bool, options: NetOptions },
     Uci(UciEngineSpec),
 }
 
@@ -104,17 +107,20 @@ impl PlayerSpec {
                     bail!("net:PATH[:SIMS] or net:PATH:gumbel[:SIMS] needs a checkpoint path");
                 }
                 let path = PathBuf::from(parts[0]);
-                let (gumbel, sims) = match &parts[1..] {
+                let n_opts = parts[1..].iter().rev().take_while(|p| p.contains('=')).count();
+                let (plain, opts) = parts[1..].split_at(parts.len() - 1 - n_opts);
+                let (gumbel, sims) = match plain {
                     [] => (false, 800),
                     ["gumbel"] => (true, 64),
                     ["gumbel", n] => (true, num(n, "net simulations")?),
                     [n] => (false, num(n, "net simulations")?),
-                    _ => bail!("bad net spec '{spec}': net:PATH[:SIMS] or net:PATH:gumbel[:SIMS]"),
+                    _ => bail!("bad net spec '{spec}': net:PATH[:SIMS] or net:PATH:gumbel[:SIMS], then options kv=W, kp=W, batch=N"),
                 };
                 if sims == 0 {
                     bail!("net simulations must be at least 1");
                 }
-                PlayerSpec::Net { path, sims, gumbel }
+                let options = NetOptions::parse(opts)?;
+                PlayerSpec::Net { path, sims, gumbel, options }
             }
             "uci" => PlayerSpec::Uci(UciEngineSpec::parse(rest)?),
             _ => bail!(
@@ -130,14 +136,11 @@ impl PlayerSpec {
             PlayerSpec::Greedy => "greedy".into(),
             PlayerSpec::AlphaBeta { depth } => format!("alphabeta:{depth}"),
             PlayerSpec::Mcts { sims, knowledge } => format!("mcts:{sims}{}", if *knowledge { ":knowledge" } else { "" }),
-            PlayerSpec::Net { path, sims, gumbel } => {
+            PlayerSpec::Net { path, sims, gumbel, options } => {
                 let stem = path.file_name().map_or_else(|| path.display().to_string(), |f| f.to_string_lossy().to_string());
                 let stem = stem.strip_suffix(".json").or_else(|| stem.strip_suffix(".safetensors")).unwrap_or(&stem).to_string();
-                if *gumbel {
-                    format!("net:{stem}:gumbel:{sims}")
-                } else {
-                    format!("net:{stem}:{sims}")
-                }
+                let root = if *gumbel { "gumbel:" } else { "" };
+                format!("net:{stem}:{root}{sims}{}", options.suffix())
             }
             PlayerSpec::Uci(u) => u.name(),
         }
@@ -155,6 +158,7 @@ impl PlayerSpec {
                 name,
                 rng,
                 sims: *sims,
+                batch: None,
                 config: SearchConfig::default(),
                 eval: if *knowledge {
                     Evaluator::Knowledge(Knowledge::heuristic_only())
@@ -162,16 +166,79 @@ impl PlayerSpec {
                     Evaluator::Material(MaterialEvaluator::default())
                 },
             }),
-            PlayerSpec::Net { path, sims, gumbel } => {
-                let (net, _) = NetEvaluator::load(path, variant, tch::Device::Cpu).with_context(|| format!("loading checkpoint {}", path.display()))?;
+            PlayerSpec::Net { path, sims, gumbel, options } => {
+                let (mut net, _) = NetEvaluator::load(path, variant, tch::Device::Cpu).with_context(|| format!("loading checkpoint {}", path.display()))?;
+                let mut knowledge = net.knowledge();
+                if let Some(w) = options.knowledge_value {
+                    knowledge.value_weight = w;
+                }
+                if let Some(w) = options.knowledge_prior {
+                    knowledge.prior_weight = w;
+                }
+                net.set_knowledge(knowledge);
                 let mut config = SearchConfig::default();
                 if *gumbel {
                     config.root_mode = RootMode::Gumbel(GumbelConfig::default());
                 }
-                Box::new(MctsPlayer { name, rng, sims: *sims, config, eval: Evaluator::Net(Box::new(net)) })
+                Box::new(MctsPlayer { name, rng, sims: *sims, config, eval: Evaluator::Net(Box::new(net)), batch: options.batch })
             }
             PlayerSpec::Uci(u) => Box::new(UciEngine::start(u, variant).with_context(|| format!("starting {}", u.name()))?),
         })
+    }
+}
+
+/// Options of a `net:` player, written `:key=value` after the simulations.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct NetOptions {
+    /// `kv=W`: knowledge value weight, replacing the checkpoint's recorded blend.
+    pub knowledge_value: Option<f32>,
+    /// `kp=W`: knowledge prior weight, replacing the checkpoint's recorded blend.
+    pub knowledge_prior: Option<f32>,
+    /// `batch=N`: leaves per forward pass (default: simulations / 16, clamped to 1..=8).
+    pub batch: Option<usize>,
+}
+
+impl NetOptions {
+    fn parse(opts: &[&str]) -> Result<NetOptions> {
+        let mut o = NetOptions::default();
+        for opt in opts {
+            let (k, v) = opt.split_once('=').unwrap_or((opt, ""));
+            let weight = |v: &str| -> Result<f32> {
+                let w: f32 = num(v, k)?;
+                if !(0.0..=1.0).contains(&w) {
+                    bail!("net option {k} must be in [0, 1], not {v}");
+                }
+                Ok(w)
+            };
+            match k {
+                "kv" => o.knowledge_value = Some(weight(v)?),
+                "kp" => o.knowledge_prior = Some(weight(v)?),
+                "batch" => {
+                    let b: usize = num(v, "batch")?;
+                    if !(1..=256).contains(&b) {
+                        bail!("net option batch must be 1 to 256, not {v}");
+                    }
+                    o.batch = Some(b);
+                }
+                _ => bail!("unknown net option '{opt}': expected kv=W, kp=W or batch=N"),
+            }
+        }
+        Ok(o)
+    }
+
+    /// The options as written in a spec (`:kv=0.5:batch=4`), empty when none is set.
+    fn suffix(&self) -> String {
+        let mut s = String::new();
+        if let Some(w) = self.knowledge_value {
+            s += &format!(":kv={w}");
+        }
+        if let Some(w) = self.knowledge_prior {
+            s += &format!(":kp={w}");
+        }
+        if let Some(b) = self.batch {
+            s += &format!(":batch={b}");
+        }
+        s
     }
 }
 
@@ -351,6 +418,7 @@ pub struct MctsPlayer {
     name: String,
     rng: StdRng,
     sims: u32,
+    batch: Option<usize>,
     config: SearchConfig,
     eval: Evaluator,
 }
@@ -360,7 +428,7 @@ impl Player for MctsPlayer {
         &self.name
     }
     fn choose(&mut self, game: &Game) -> Result<Move> {
-        let limits = Limits { sims: Some(self.sims as u64), time: None };
+        let limits = Limits { sims: Some(self.sims as u64), time: None, batch: self.batch };
         let seed = self.rng.gen();
         let r = search_move(VariantGame::from_game(game), self.config.clone(), seed, &mut self.eval, limits, None, None, &mut |_| {})?;
         Ok(r.context("search from a finished game")?.0.chosen)

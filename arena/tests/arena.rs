@@ -184,6 +184,14 @@ fn spec_grammar() {
         s => panic!("{s:?}"),
     }
     assert_eq!(PlayerSpec::parse("net:x/y.json:200").unwrap().name(), "net:y:200");
+    match PlayerSpec::parse("net:x/y:gumbel:32:kv=0.25:kp=0:batch=2").unwrap() {
+        s @ PlayerSpec::Net { .. } => {
+            assert_eq!(s.name(), "net:y:gumbel:32:kv=0.25:kp=0:batch=2");
+            let PlayerSpec::Net { options, .. } = s else { unreachable!() };
+            assert_eq!((options.knowledge_value, options.knowledge_prior, options.batch), (Some(0.25), Some(0.0), Some(2)));
+        }
+        s => panic!("{s:?}"),
+    }
     match PlayerSpec::parse("uci:fairy-stockfish --x:nodes=500:opt=Hash=16:variantpath=v.ini:name=fsf").unwrap() {
         PlayerSpec::Uci(u) => {
             assert_eq!(u.command, ["fairy-stockfish", "--x"]);
@@ -194,7 +202,7 @@ fn spec_grammar() {
         }
         s => panic!("{s:?}"),
     }
-    for bad in ["", "randomx", "random:1", "mcts:0", "mcts:x", "mcts:64:bogus", "net", "uci:", "uci:x:bogus=1", "alphabeta:99"] {
+    for bad in ["", "randomx", "random:1", "mcts:0", "mcts:x", "mcts:64:bogus", "net:x:64:kv=2", "net:x:64:batch=0", "net:x:64:foo=1", "net:x:kv=0.5:64", "net", "uci:", "uci:x:bogus=1", "alphabeta:99"] {
         assert!(PlayerSpec::parse(bad).is_err(), "{bad}");
     }
     // a missing engine is an error at build time, not a panic
