@@ -17,6 +17,7 @@ mod config;
 pub mod device;
 mod error;
 pub mod evaluator;
+mod infer;
 mod model;
 mod net;
 mod train;
@@ -25,7 +26,11 @@ pub use checkpoint::{CheckpointInfo, CheckpointMeta, Expected};
 pub use config::{policy_map_from_keys, NetConfig, PolicyHead};
 pub use device::{set_threads, DeviceChoice};
 pub use error::{ModelError, Result};
-pub use evaluator::{checkpoint_info, expected, fresh_model, net_config, policy_map, NetEvaluator};
+pub use evaluator::{
+    checkpoint_info, expected, fresh_model, leaf_value, net_config, policy_map, random_positions,
+    NetEvaluator,
+};
+pub use infer::{cpu_has_amx_bf16, InferencePrecision, AUTO_BF16_MIN_BATCH, PRECISION_ENV};
 pub use model::{Evaluation, LegalMoves, Model};
 pub use net::{NetOutput, MOVES_LEFT_SCALE};
 pub use tch::Device;
