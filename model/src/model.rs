@@ -174,6 +174,7 @@ impl Model {
     }
 
     fn wrap(vs: nn::VarStore, net: Net) -> Result<Self> {
+        crate::device::tune_malloc();
         Ok(Model {
             vs,
             net,
