@@ -30,7 +30,7 @@ pub const PRECISION_ENV: &str = "VZERO_INFERENCE_PRECISION";
 
 /// With [`InferencePrecision::Auto`], batches of at least this many positions run in BF16 (on a
 /// CPU with AMX-BF16); smaller ones in f32, where BF16's larger fixed cost per convolution
-/// (~30 us) loses. Measured on one Sapphire Rapids core with the 4x32 net: f32 is 2.6x faster
+/// (~30 us) loses. Measured on one Sapphire Rapids core with the 4x32 net: f32 is 2.3x faster
 /// at batch 1, even at batch 2, BF16 1.1x faster at 4, 1.2x at 8 and 2x at 32.
 pub const AUTO_BF16_MIN_BATCH: usize = 4;
 
