@@ -49,7 +49,9 @@ fn positions(variant: Variant, n: usize, seed: u64) -> (Vec<f32>, LegalMoves) {
 }
 
 /// Largest differences (policy probability, W/D/L probability, moves-left plies) and the
-/// number of positions whose most probable move differs.
+/// number of positions whose most probable move differs by more than a near-tie: the
+/// reference's top move is more than `CLEAR_GAP` more probable (in the reference) than the
+/// other evaluation's top move.
 fn diff(a: &Evaluation, b: &Evaluation) -> (f32, f32, f32, usize) {
     assert_eq!(a.offsets, b.offsets);
     assert_eq!((a.len(), a.moves_left.len()), (b.len(), b.moves_left.len()));
@@ -86,10 +88,21 @@ fn diff(a: &Evaluation, b: &Evaluation) -> (f32, f32, f32, usize) {
             .0
     };
     let flips = (0..a.len())
-        .filter(|&i| argmax(a.policy(i)) != argmax(b.policy(i)))
+        .filter(|&i| {
+            let (p, q) = (a.policy(i), argmax(b.policy(i)));
+            p.get(argmax(p))
+                .zip(p.get(q))
+                .is_some_and(|(x, y)| x - y > CLEAR_GAP)
+        })
         .count();
     (dp, dw, dm, flips)
 }
+
+/// Argmax changes between moves within this reference probability are near-ties.
+const CLEAR_GAP: f32 = 0.02;
+
+/// Model creation and [`randomise_bn`] use torch's process-global RNG; tests run in parallel.
+static TORCH_RNG: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// Checks `model`'s fused path in f32 and BF16 (and `Auto`) against its reference on batches
 /// of several sizes taken from `planes`/`legal` (globals, if any, from `globals`).
@@ -146,10 +159,10 @@ fn check_against_reference(
             );
         }
     }
-    // BF16 may swap near-tied moves, but rarely.
+    // BF16 may swap near-tied moves, but other argmax changes must be rare.
     assert!(
-        flips * 10 <= total,
-        "{what}: BF16 changed the argmax of {flips} of {total} positions"
+        flips * 50 <= total,
+        "{what}: BF16 changed the argmax of {flips} of {total} positions by more than a near-tie"
     );
 }
 
@@ -165,8 +178,12 @@ fn fused_inference_matches_reference_on_every_variant_and_head() {
             ..mapped.clone()
         };
         for (head, cfg) in [("mapped", mapped), ("dense", dense)] {
-            let model = fresh_model(variant, &cfg, Device::Cpu, 3).unwrap();
-            randomise_bn(&model, 5);
+            let model = {
+                let _rng = TORCH_RNG.lock().unwrap_or_else(|e| e.into_inner());
+                let model = fresh_model(variant, &cfg, Device::Cpu, 3).unwrap();
+                randomise_bn(&model, 5);
+                model
+            };
             check_against_reference(&format!("{name} {head}"), &model, &planes, None, &legal);
         }
     }
@@ -190,8 +207,12 @@ fn fused_inference_matches_reference_with_spatial_head_and_global_inputs() {
         value_hidden: 10,
         moves_left_head: false,
     };
-    let model = Model::new_seeded(&cfg, Device::Cpu, 11).unwrap();
-    randomise_bn(&model, 12);
+    let model = {
+        let _rng = TORCH_RNG.lock().unwrap_or_else(|e| e.into_inner());
+        let model = Model::new_seeded(&cfg, Device::Cpu, 11).unwrap();
+        randomise_bn(&model, 12);
+        model
+    };
     let mut rng = Rng(99);
     let b = 24;
     let planes: Vec<f32> = (0..b * cfg.input_len())
@@ -217,7 +238,10 @@ fn fold_follows_training_steps_and_weight_loads() {
     init();
     let variant = Variant::builtin("empire").unwrap();
     let cfg = net_config(variant, 2, 16).unwrap();
-    let model = fresh_model(variant, &cfg, Device::Cpu, 21).unwrap();
+    let model = {
+        let _rng = TORCH_RNG.lock().unwrap_or_else(|e| e.into_inner());
+        fresh_model(variant, &cfg, Device::Cpu, 21).unwrap()
+    };
     model.set_inference_precision(InferencePrecision::F32);
     let (planes, legal) = positions(variant, 16, 3);
     let (mut before, mut after, mut r) = (
@@ -268,8 +292,12 @@ fn fold_follows_training_steps_and_weight_loads() {
     // Hot reload: loading other weights into a model that has already evaluated.
     let dir = std::env::temp_dir().join(format!("vzero-infer-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let other = fresh_model(variant, &cfg, Device::Cpu, 22).unwrap();
-    randomise_bn(&other, 23);
+    let other = {
+        let _rng = TORCH_RNG.lock().unwrap_or_else(|e| e.into_inner());
+        let other = fresh_model(variant, &cfg, Device::Cpu, 22).unwrap();
+        randomise_bn(&other, 23);
+        other
+    };
     let info = CheckpointInfo {
         variant: "empire".into(),
         encoding_version: 1,
