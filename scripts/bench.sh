@@ -14,7 +14,11 @@ case "$what" in
   # Search simulations/s per variant with a zero-cost evaluator, single thread; args: [runs].
   mcts) cargo run -q --release -p vzero-mcts --example bench -- "$@" ;;
   # network throughput (inference batch 1..512, training step; 1 and 2 threads), see
-  # model/examples/nnbench.rs for options (--nets 4x32,6x64 --board 8 --threads 1,2 ...)
+  # model/examples/nnbench.rs for options (--nets 4x32,6x64 --board 8 --threads 1,2 ...);
+  # cells: positions/s (GFLOP/s); --variant empire for the real default net, --compare for the
+  # reference / fused f32 / fused bf16 paths side by side
   nn) bash scripts/setup.sh >/dev/null && cargo run -q --release -p vzero-model --example nnbench -- "$@" ;;
-  *) echo "usage: scripts/bench.sh <perft|mcts|nn|selfplay|learn> [args...]" >&2; exit 2 ;;
+  # this checkout's inference vs an older commit's, interleaved: [OLD_REV] [ROUNDS] [--nets ...]
+  nn-compare) bash scripts/nn-compare.sh "$@" ;;
+  *) echo "usage: scripts/bench.sh <perft|mcts|nn|nn-compare|selfplay|learn> [args...]" >&2; exit 2 ;;
 esac

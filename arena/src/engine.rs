@@ -125,9 +125,10 @@ pub fn search_move(
                 Evaluator::Net(net) => {
                     let states: Vec<&VariantGame> = leaves.iter().map(|l| &l.state).collect();
                     let moves: Vec<&[Move]> = leaves.iter().map(|l| search.leaf_moves(l.handle)).collect();
-                    let evals = net.evaluate(&states, &moves)?;
-                    for (leaf, (p, v)) in leaves.iter().zip(evals) {
-                        search.apply(leaf.handle, &p, v);
+                    let eval = net.evaluate_batch(&states, &moves)?;
+                    drop(moves);
+                    for (i, leaf) in leaves.iter().enumerate() {
+                        search.apply(leaf.handle, eval.policy(i), vzero_model::leaf_value(eval, i));
                     }
                 }
             }

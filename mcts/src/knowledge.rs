@@ -144,7 +144,9 @@ impl Knowledge {
         if self.value_weight > 0.0 {
             let w = self.value_weight;
             let m = self.material_value(pos);
-            LeafValue { value: (1.0 - w) * value.value + w * m, draw: (1.0 - w) * value.draw }
+            let v = (1.0 - w) * value.value + w * m;
+            // W = (1 - D + v) / 2 and L = (1 - D - v) / 2 stay in [0, 1].
+            LeafValue { value: v, draw: ((1.0 - w) * value.draw).min(1.0 - v.abs()) }
         } else {
             value
         }
@@ -193,7 +195,7 @@ mod tests {
             let mut pri = vec![1.0; 3];
             let v = k.apply(&g, &[Move::PASS; 3], &mut pri, net);
             assert!((v.value - ((1.0 - w) * net.value + w * m)).abs() < 1e-6);
-            assert!((v.draw - (1.0 - w) * net.draw).abs() < 1e-6);
+            assert!((v.draw - ((1.0 - w) * net.draw).min(1.0 - v.value.abs())).abs() < 1e-6);
             let wdl = v.wdl();
             assert!((wdl.iter().sum::<f32>() - 1.0).abs() < 1e-5);
         }

@@ -368,6 +368,7 @@ fn copy_weights(model: &mut Model, bytes: &[u8], weights_path: &Path) -> Result<
             detail: problems.join("; "),
         });
     }
+    model.refold();
     tch::no_grad(|| -> Result<()> {
         for name in names {
             let var = &vars[name];

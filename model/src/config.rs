@@ -116,6 +116,48 @@ impl NetConfig {
         self.input_planes * self.board_area()
     }
 
+    /// Nominal floating-point operations of one position's full forward pass (2 per
+    /// multiply-add), for throughput figures (GFLOP/s). With `A = H*W`, `c` = channels:
+    /// * stem: `2*A*9*input_planes*c` (+ `2*global_inputs*c` for the global inputs);
+    /// * each block: two 3x3 convs `2 * 2*A*9*c*c`; with global pooling also the 1x1 conv
+    ///   `2*A*c*gc` and the linear layer `2*2gc*c` (`gc` = `global_pool_channels`);
+    /// * policy head: dense `2*A*c*pc + 2*pc*A*policy_size` (`pc` = head channels); spatial and
+    ///   mapped `2*A*9*c*c + 2*A*c*planes` (the whole output layer, although inference reads
+    ///   out only the legal moves);
+    /// * value head: `2*A*c*vc + 2*2vc*vh + 2*vh*3` (+ `2*vh` for moves-left), `vc` =
+    ///   `value_channels`, `vh` = `value_hidden`.
+    ///
+    /// Batch norm, ReLU, pooling and softmax are not counted. The default empire net (4x32,
+    /// 32 input planes, mapped head with 67 planes) is 12.3 MFLOP per position.
+    pub fn flops_per_position(&self) -> u64 {
+        let a = self.board_area() as u64;
+        let c = self.channels as u64;
+        let conv = |k: u64, cin: u64, cout: u64| 2 * a * k * k * cin * cout;
+        let mut f = conv(3, self.input_planes as u64, c) + 2 * self.global_inputs as u64 * c;
+        for i in 0..self.blocks {
+            f += 2 * conv(3, c, c);
+            if self.global_pool_blocks.contains(&i) {
+                let gc = self.global_pool_channels as u64;
+                f += conv(1, c, gc) + 2 * 2 * gc * c;
+            }
+        }
+        f += match self.policy_head {
+            PolicyHead::Dense { channels } => {
+                let pc = channels as u64;
+                conv(1, c, pc) + 2 * pc * a * self.policy_size as u64
+            }
+            PolicyHead::Spatial { planes } | PolicyHead::Mapped { planes } => {
+                conv(3, c, c) + conv(1, c, planes as u64)
+            }
+        };
+        let (vc, vh) = (self.value_channels as u64, self.value_hidden as u64);
+        f += conv(1, c, vc) + 2 * 2 * vc * vh + 2 * vh * 3;
+        if self.moves_left_head {
+            f += 2 * vh;
+        }
+        f
+    }
+
     /// Checks internal consistency; called by every constructor that builds a network.
     pub fn validate(&self) -> Result<()> {
         let err = |m: String| Err(ModelError::Config(m));

@@ -116,6 +116,46 @@ pub fn set_threads(intra_op: usize) {
     tch::set_num_threads(intra_op.max(1) as i32);
 }
 
+/// Environment variable: set to `0` to leave glibc malloc's settings alone (see [`tune_malloc`]).
+pub const MALLOC_TUNING_ENV: &str = "VZERO_MALLOC_TUNING";
+
+static MALLOC: Once = Once::new();
+
+/// Tunes glibc malloc for LibTorch's allocation pattern, once per process; every
+/// [`crate::Model`] calls it. LibTorch mallocs every intermediate tensor (tens to hundreds of KB)
+/// and frees it a moment later. With glibc's defaults, (1) each such allocation first
+/// consolidates all fastbin chunks (`malloc_consolidate`), and (2) freed memory at the top of a
+/// thread's heap is returned to the OS and faulted in again on the next forward pass. This sets
+/// `M_MXFAST = 0` (no fastbins; small allocations still go through the per-thread cache),
+/// `M_TRIM_THRESHOLD = 128 MiB` and `M_MMAP_THRESHOLD = 32 MiB` (glibc's own upper limit for
+/// its dynamic threshold, made fixed). Measured on one Sapphire Rapids core (4x32 net, batch 32,
+/// medians of interleaved runs, CPU time): the bare network ~15 % faster, self-play ~5 % more
+/// (10x fewer page faults). No-op with [`MALLOC_TUNING_ENV`]`=0` and on other C libraries.
+pub fn tune_malloc() {
+    MALLOC.call_once(|| {
+        if std::env::var(MALLOC_TUNING_ENV).is_ok_and(|v| v.trim() == "0") {
+            return;
+        }
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        {
+            use std::os::raw::c_int;
+            extern "C" {
+                fn mallopt(param: c_int, value: c_int) -> c_int;
+            }
+            // Parameter numbers from glibc's malloc.h.
+            const M_MXFAST: c_int = 1;
+            const M_TRIM_THRESHOLD: c_int = -1;
+            const M_MMAP_THRESHOLD: c_int = -3;
+            // SAFETY: mallopt only changes allocator parameters; glibc takes its own locks.
+            unsafe {
+                mallopt(M_MXFAST, 0);
+                mallopt(M_TRIM_THRESHOLD, 128 << 20);
+                mallopt(M_MMAP_THRESHOLD, 32 << 20);
+            }
+        }
+    });
+}
+
 /// Thread count for a process running self-play / inference workers: 1 intra-op thread.
 pub const SELFPLAY_THREADS: usize = 1;
 

@@ -7,12 +7,12 @@ use std::path::Path;
 use tch::Device;
 use vzero_encoding::{fingerprint, InputEncoder, MoveEncoder, MoveEntry, ENCODING_VERSION};
 use vzero_mcts::{Knowledge, LeafValue, Search, SearchResult, VariantGame};
-use vzero_rules::{Move, Variant};
+use vzero_rules::{Game, Move, Variant};
 
 use crate::checkpoint::{self, CheckpointInfo, CheckpointMeta, Expected};
 use crate::config::{policy_map_from_keys, NetConfig, PolicyHead};
 use crate::error::{ModelError, Result};
-use crate::model::{LegalMoves, Model};
+use crate::model::{Evaluation, LegalMoves, Model};
 
 /// What a checkpoint of `variant` must match: variant, encoding version and fingerprint.
 pub fn expected(variant: Variant) -> Expected<'static> {
@@ -32,6 +32,37 @@ pub fn checkpoint_info(variant: Variant, step: u64, samples_seen: u64, parent: O
     }
 }
 
+/// `n` positions of uniformly random games of `variant` (every ply; a new game after the end or
+/// `max_plies` plies), encoded: input planes (n x C x H x W) and legal move indices, for
+/// benchmarks and accuracy checks. Deterministic for a given `seed`.
+pub fn random_positions(variant: Variant, n: usize, max_plies: usize, seed: u64) -> (Vec<f32>, LegalMoves) {
+    let input = InputEncoder::new(variant);
+    let moves = MoveEncoder::new(variant);
+    let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let (mut planes, mut legal) = (Vec::with_capacity(n * input.size()), LegalMoves::with_capacity(n, n * 32));
+    let mut game = Game::startpos(variant);
+    while legal.len() < n {
+        if game.result().is_over() || game.moves().len() >= max_plies {
+            game = Game::startpos(variant);
+        }
+        let pos = *game.position();
+        planes.extend(input.encode(&pos, game.repetitions()));
+        legal.push_iter(moves.legal_indices(&pos).into_iter().map(|(i, _)| i as u32));
+        let ms = pos.legal_moves();
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        game.play(ms[(state >> 33) as usize % ms.len()]);
+    }
+    (planes, legal)
+}
+
+/// The search value of position `i` of an evaluation (from its W/D/L probabilities).
+pub fn leaf_value(eval: &Evaluation, i: usize) -> LeafValue {
+    let [w, d, l] = eval.wdl[i];
+    LeafValue::from_wdl(w, d, l)
+}
+
 /// A network together with the encodings of its variant.
 pub struct NetEvaluator {
     model: Model,
@@ -40,6 +71,8 @@ pub struct NetEvaluator {
     name: String,
     planes: Vec<f32>,
     legal: LegalMoves,
+    idx: Vec<u32>,
+    eval: Evaluation,
     knowledge: Knowledge,
 }
 
@@ -105,6 +138,8 @@ impl NetEvaluator {
             name: name.into(),
             planes: Vec::new(),
             legal: LegalMoves::new(),
+            idx: Vec::new(),
+            eval: Evaluation::default(),
             knowledge: Knowledge::default(),
         })
     }
@@ -158,35 +193,47 @@ impl NetEvaluator {
 
     /// Evaluates leaves: for each state, priors over `moves[i]` (same order) and its value.
     pub fn evaluate(&mut self, states: &[&VariantGame], moves: &[&[Move]]) -> Result<Vec<(Vec<f32>, LeafValue)>> {
+        let eval = self.evaluate_batch(states, moves)?;
+        Ok((0..eval.len()).map(|i| (eval.policy(i).to_vec(), leaf_value(eval, i))).collect())
+    }
+
+    /// Like [`NetEvaluator::evaluate`] without allocating: encodes the leaves into reused
+    /// buffers, runs one batched forward pass and returns the evaluation, valid until the next
+    /// call. `policy(i)` are the priors of `moves[i]` (same order); [`leaf_value`] gives the
+    /// value of leaf `i`.
+    pub fn evaluate_batch(&mut self, states: &[&VariantGame], moves: &[&[Move]]) -> Result<&Evaluation> {
         let n = states.len();
+        if moves.len() != n {
+            return Err(ModelError::Input(format!("{n} states but {} move lists", moves.len())));
+        }
         let size = self.input.size();
         self.planes.resize(n * size, 0.0);
         self.legal.clear();
         for (i, (state, ms)) in states.iter().zip(moves).enumerate() {
             let pos = state.position();
             self.input.encode_into(pos, state.repetitions(), &mut self.planes[i * size..(i + 1) * size]);
-            let mut idx = Vec::with_capacity(ms.len());
+            self.idx.clear();
             for &m in ms.iter() {
                 let k = self.moves.encode(pos, m).ok_or_else(|| {
                     ModelError::Config(format!("move {} of {} has no policy index", pos.uci(m), pos.fen()))
                 })?;
-                idx.push(k as u32);
+                self.idx.push(k as u32);
             }
-            self.legal.push(&idx);
+            self.legal.push(&self.idx);
         }
-        let eval = self.model.evaluate(&self.planes, None, &self.legal)?;
-        let knowledge = self.knowledge;
-        Ok((0..n)
-            .map(|i| {
-                let [w, d, l] = eval.wdl[i];
-                let mut priors = eval.policy(i).to_vec();
-                let mut value = LeafValue::from_wdl(w, d, l);
-                if knowledge.is_active() {
-                    value = knowledge.apply(states[i], moves[i], &mut priors, value);
-                }
-                (priors, value)
-            })
-            .collect())
+        self.model.evaluate_into(&self.planes, None, &self.legal, &mut self.eval)?;
+        let k = self.knowledge;
+        if k.is_active() {
+            // Blend the heuristics into the evaluation in place, so every caller (self-play,
+            // players, `run_search`) sees the blended priors and W/D/L.
+            for i in 0..n {
+                let [w, d, l] = self.eval.wdl[i];
+                let range = self.eval.offsets[i]..self.eval.offsets[i + 1];
+                let v = k.apply(states[i], moves[i], &mut self.eval.policy[range], LeafValue::from_wdl(w, d, l));
+                self.eval.wdl[i] = v.wdl();
+            }
+        }
+        Ok(&self.eval)
     }
 
     /// Runs one search to its budget (already started with `start`/`start_with`), evaluating
@@ -201,9 +248,9 @@ impl NetEvaluator {
             }
             let states: Vec<&VariantGame> = leaves.iter().map(|l| &l.state).collect();
             let moves: Vec<&[Move]> = leaves.iter().map(|l| search.leaf_moves(l.handle)).collect();
-            let evals = self.evaluate(&states, &moves)?;
-            for (leaf, (priors, value)) in leaves.iter().zip(evals) {
-                search.apply(leaf.handle, &priors, value);
+            let eval = self.evaluate_batch(&states, &moves)?;
+            for (i, leaf) in leaves.iter().enumerate() {
+                search.apply(leaf.handle, eval.policy(i), leaf_value(eval, i));
             }
         }
         Ok(search.finish())

@@ -1,12 +1,15 @@
 //! Policy/value network for vzero (tch / LibTorch).
 //!
 //! * [`NetConfig`]: network shape (serde); [`Model`]: a network on one device with the batched,
-//!   legal-move-masked inference API ([`Model::evaluate`], [`LegalMoves`], [`Evaluation`]).
+//!   legal-move-masked inference API ([`Model::evaluate`], [`LegalMoves`], [`Evaluation`]),
+//!   served by a folded inference copy of the network (BN folded into the convs, channels-last,
+//!   f32 or BF16: [`InferencePrecision`], [`PRECISION_ENV`]; see `model/README.md`).
 //! * [`Trainer`]: one optimisation step on a [`TrainBatch`] (sparse policy targets, W/D/L targets,
 //!   per-row weights) with SGD-momentum or AdamW; returns [`Losses`].
 //! * [`checkpoint`]: atomic save/load of weights (`.safetensors`) + metadata (`.json`), with
 //!   variant / encoding-version / config checks and clear errors for corrupt files.
-//! * [`device`]: `--device auto|cpu|cuda[:N]` ([`DeviceChoice`]) and thread settings.
+//! * [`device`]: `--device auto|cpu|cuda[:N]` ([`DeviceChoice`]), thread settings and the malloc
+//!   tuning every [`Model`] applies ([`device::tune_malloc`]).
 //!
 //! The position/move encoding is not here: the caller hands in input planes
 //! (B x C x H x W f32, row-major, side to move's point of view), optional global scalars
@@ -17,6 +20,7 @@ mod config;
 pub mod device;
 mod error;
 pub mod evaluator;
+mod infer;
 mod model;
 mod net;
 mod train;
@@ -25,7 +29,11 @@ pub use checkpoint::{CheckpointInfo, CheckpointMeta, Expected};
 pub use config::{policy_map_from_keys, NetConfig, PolicyHead};
 pub use device::{set_threads, DeviceChoice};
 pub use error::{ModelError, Result};
-pub use evaluator::{checkpoint_info, expected, fresh_model, net_config, policy_map, NetEvaluator};
+pub use evaluator::{
+    checkpoint_info, expected, fresh_model, leaf_value, net_config, policy_map, random_positions,
+    NetEvaluator,
+};
+pub use infer::{cpu_has_amx_bf16, InferencePrecision, AUTO_BF16_MIN_BATCH, PRECISION_ENV};
 pub use model::{Evaluation, LegalMoves, Model};
 pub use net::{NetOutput, MOVES_LEFT_SCALE};
 pub use tch::Device;

@@ -1,9 +1,12 @@
 //! [`Model`]: a network plus its variables on one device, and the batched inference API.
 
+use std::cell::{Cell, RefCell};
+
 use tch::{nn, Device, Kind, Tensor};
 
 use crate::config::NetConfig;
 use crate::error::{ModelError, Result};
+use crate::infer::{InferNet, InferencePrecision, InputBuf};
 use crate::net::{Net, NetOutput, MOVES_LEFT_SCALE};
 
 /// Legal moves of a batch of positions in CSR form: position `i`'s move indices are
@@ -125,9 +128,28 @@ impl Evaluation {
 
 /// A network with its variables on one device. `Send` but not `Sync` (tch tensors): give each
 /// inference worker thread its own `Model` (e.g. load the same checkpoint once per worker).
+///
+/// [`Model::evaluate`] runs a folded inference copy of the network (see `crate::infer`: BN
+/// folded into the convs, channels-last, f32 or BF16 per [`InferencePrecision`]), built on first
+/// use and rebuilt after the weights change: after checkpoint loads, [`Trainer::step`](crate::Trainer::step),
+/// a train-mode [`Model::forward_t`], [`Model::var_store_mut`] and [`Model::refold`].
 pub struct Model {
     vs: nn::VarStore,
     net: Net,
+    precision: Cell<InferencePrecision>,
+    /// Bumped whenever the weights may have changed; folded nets of older generations are stale.
+    generation: Cell<u64>,
+    infer: RefCell<InferCache>,
+}
+
+/// Folded nets (one per element kind) and reusable host buffers of the inference path.
+#[derive(Default)]
+struct InferCache {
+    nets: Vec<(u64, InferNet)>,
+    input: InputBuf,
+    rows: Vec<i64>,
+    cols: Vec<i64>,
+    host: Vec<f32>,
 }
 
 impl std::fmt::Debug for Model {
@@ -142,10 +164,24 @@ impl std::fmt::Debug for Model {
 impl Model {
     /// A freshly initialised network (random weights from torch's global RNG). For
     /// `PolicyHead::Mapped` use [`Model::with_policy_map`].
+    ///
+    /// The inference precision comes from [`crate::PRECISION_ENV`] (default `auto`); an unknown
+    /// value is an error.
     pub fn new(config: &NetConfig, device: Device) -> Result<Self> {
         let vs = nn::VarStore::new(device);
         let net = Net::new(&vs.root(), config, None)?;
-        Ok(Model { vs, net })
+        Self::wrap(vs, net)
+    }
+
+    fn wrap(vs: nn::VarStore, net: Net) -> Result<Self> {
+        crate::device::tune_malloc();
+        Ok(Model {
+            vs,
+            net,
+            precision: Cell::new(InferencePrecision::from_env()?),
+            generation: Cell::new(0),
+            infer: RefCell::new(InferCache::default()),
+        })
     }
 
     /// A fresh network with a `PolicyHead::Mapped` policy head: `policy_map[i]` is the cell
@@ -153,7 +189,7 @@ impl Model {
     pub fn with_policy_map(config: &NetConfig, device: Device, policy_map: &[u32]) -> Result<Self> {
         let vs = nn::VarStore::new(device);
         let net = Net::new(&vs.root(), config, Some(policy_map))?;
-        Ok(Model { vs, net })
+        Self::wrap(vs, net)
     }
 
     /// The policy map of a `PolicyHead::Mapped` network (None for other heads).
@@ -180,8 +216,37 @@ impl Model {
         &self.vs
     }
 
+    /// Mutable access to the variables; marks the inference fold stale (see [`Model::refold`]).
     pub fn var_store_mut(&mut self) -> &mut nn::VarStore {
+        self.refold();
         &mut self.vs
+    }
+
+    /// Marks the folded inference network stale, so the next [`Model::evaluate`] rebuilds it
+    /// from the current weights. Checkpoint loading, [`crate::Trainer::step`], train-mode
+    /// [`Model::forward_t`] and [`Model::var_store_mut`] do this themselves; call it after
+    /// changing weights in place through [`Model::var_store`].
+    pub fn refold(&self) {
+        self.generation.set(self.generation.get().wrapping_add(1));
+    }
+
+    /// The precision setting of [`Model::evaluate`].
+    pub fn inference_precision(&self) -> InferencePrecision {
+        self.precision.get()
+    }
+
+    /// Sets the precision of [`Model::evaluate`] (overrides [`crate::PRECISION_ENV`]).
+    pub fn set_inference_precision(&self, precision: InferencePrecision) {
+        self.precision.set(precision);
+    }
+
+    /// The precision (`F32` or `Bf16`, never `Auto`) that [`Model::evaluate`] uses for a batch
+    /// of `batch` positions with the current setting.
+    pub fn resolved_precision(&self, batch: usize) -> InferencePrecision {
+        match self.precision.get().kind_for(self.device(), batch) {
+            Kind::BFloat16 => InferencePrecision::Bf16,
+            _ => InferencePrecision::F32,
+        }
     }
 
     /// Number of trainable parameters.
@@ -195,8 +260,13 @@ impl Model {
 
     /// Raw forward pass on tensors already on this model's device: `planes` [B, C, H, W],
     /// `globals` [B, G]. `train` selects batch-statistics BN (true) or running-statistics BN.
-    /// Does not disable autograd; wrap in `tch::no_grad` for inference.
+    /// Does not disable autograd; wrap in `tch::no_grad` for inference. This is the reference
+    /// (unfused, f32) network; a train-mode pass updates the BN statistics and so marks the
+    /// inference fold stale.
     pub fn forward_t(&self, planes: &Tensor, globals: Option<&Tensor>, train: bool) -> NetOutput {
+        if train {
+            self.refold();
+        }
         self.net.forward_t(planes, globals, train)
     }
 
@@ -207,6 +277,35 @@ impl Model {
         planes: &[f32],
         globals: Option<&[f32]>,
     ) -> Result<(Tensor, Option<Tensor>)> {
+        self.check_inputs(batch, planes, globals)?;
+        let cfg = self.config();
+        let dims = [
+            batch as i64,
+            cfg.input_planes as i64,
+            cfg.board_height as i64,
+            cfg.board_width as i64,
+        ];
+        let x = Tensor::from_slice(planes)
+            .view(dims)
+            .to_device(self.device());
+        Ok((x, self.globals_tensor(batch, globals)))
+    }
+
+    /// [B, G] f32 tensor of checked global inputs (None when the net has none).
+    fn globals_tensor(&self, batch: usize, globals: Option<&[f32]>) -> Option<Tensor> {
+        let n = self.config().global_inputs;
+        match globals {
+            Some(g) if n > 0 => Some(
+                Tensor::from_slice(g)
+                    .view([batch as i64, n as i64])
+                    .to_device(self.device()),
+            ),
+            _ => None,
+        }
+    }
+
+    /// Checks the sizes of a batch of host inputs.
+    fn check_inputs(&self, batch: usize, planes: &[f32], globals: Option<&[f32]>) -> Result<()> {
         let cfg = self.config();
         let per = cfg.input_len();
         if planes.len() != batch * per {
@@ -219,42 +318,21 @@ impl Model {
                 batch * per
             )));
         }
-        let dims = [
-            batch as i64,
-            cfg.input_planes as i64,
-            cfg.board_height as i64,
-            cfg.board_width as i64,
-        ];
-        let x = Tensor::from_slice(planes)
-            .view(dims)
-            .to_device(self.device());
-        let g = match (cfg.global_inputs, globals) {
-            (0, None) => None,
-            (0, Some([])) => None,
-            (0, Some(_)) => {
-                return Err(ModelError::Input(
-                    "global inputs given but the network has none".into(),
-                ))
-            }
-            (n, None) => {
-                return Err(ModelError::Input(format!(
-                    "the network needs {n} global inputs per position"
-                )))
-            }
-            (n, Some(g)) if g.len() != batch * n => {
-                return Err(ModelError::Input(format!(
-                    "globals has {} values, expected {batch} positions x {n} = {}",
-                    g.len(),
-                    batch * n
-                )))
-            }
-            (n, Some(g)) => Some(
-                Tensor::from_slice(g)
-                    .view([batch as i64, n as i64])
-                    .to_device(self.device()),
-            ),
-        };
-        Ok((x, g))
+        match (cfg.global_inputs, globals) {
+            (0, None) | (0, Some([])) => Ok(()),
+            (0, Some(_)) => Err(ModelError::Input(
+                "global inputs given but the network has none".into(),
+            )),
+            (n, None) => Err(ModelError::Input(format!(
+                "the network needs {n} global inputs per position"
+            ))),
+            (n, Some(g)) if g.len() != batch * n => Err(ModelError::Input(format!(
+                "globals has {} values, expected {batch} positions x {n} = {}",
+                g.len(),
+                batch * n
+            ))),
+            _ => Ok(()),
+        }
     }
 
     /// Batched inference: `planes` is B x C x H x W (row-major, B = `legal.len()`), `globals`
@@ -292,12 +370,86 @@ impl Model {
         out: &mut Evaluation,
     ) -> Result<()> {
         let b = legal.len();
+        clear_eval(out, legal);
+        if b == 0 {
+            return Ok(());
+        }
+        self.check_inputs(b, planes, globals)?;
+        let kind = self.precision.get().kind_for(self.device(), b);
+        let mut cache = self.infer.borrow_mut();
+        let InferCache {
+            nets,
+            input,
+            rows,
+            cols,
+            host,
+        } = &mut *cache;
+        let gen = self.generation.get();
+        nets.retain(|(g, _)| *g == gen);
+        let pos = match nets.iter().position(|(_, n)| n.kind() == kind) {
+            Some(pos) => pos,
+            None => {
+                nets.push((gen, InferNet::fold(&self.net, kind, self.device())?));
+                nets.len() - 1
+            }
+        };
+        let net = &nets[pos].1;
         let p = self.config().policy_size;
-        out.offsets.clear();
-        out.offsets.extend_from_slice(legal.offsets());
-        out.policy.clear();
-        out.wdl.clear();
-        out.moves_left.clear();
+        rows.clear();
+        cols.clear();
+        for i in 0..b {
+            for &m in legal.get(i) {
+                if m as usize >= p {
+                    return Err(ModelError::Input(format!(
+                        "position {i}: move index {m} out of range (policy_size {p})"
+                    )));
+                }
+                net.push_readout(i, m, rows, cols);
+            }
+        }
+        let x = net.input_tensor(planes, b, input);
+        let g = self.globals_tensor(b, globals);
+        tch::no_grad(|| -> Result<()> {
+            let dev = self.device();
+            let rows_t = Tensor::from_slice(rows).to_device(dev);
+            let cols_t = Tensor::from_slice(cols).to_device(dev);
+            let o = net.forward(&x, g.as_ref(), &rows_t, &cols_t);
+            let mut parts = vec![o.legal_logits];
+            let mut values = o.values.into_iter();
+            if let Some(wdl) = values.next() {
+                parts.push(wdl.softmax(-1, Kind::Float).reshape([-1]));
+            }
+            if let Some(ml) = values.next() {
+                parts.push((ml.reshape([-1]) * MOVES_LEFT_SCALE).clamp_min(0.0));
+            }
+            let all = Tensor::cat(&parts, 0).to_device(Device::Cpu);
+            let n = all.numel();
+            host.clear();
+            host.resize(n, 0.0);
+            all.f_copy_data(host, n)?;
+            Ok(())
+        })?;
+        let n = cols.len();
+        for (l, &c) in host[..n].iter_mut().zip(cols.iter()) {
+            *l += net.policy_bias(c);
+        }
+        finish_eval(out, host, n, b);
+        Ok(())
+    }
+
+    /// [`Model::evaluate_into`] through the reference network ([`Model::forward_t`] in eval
+    /// mode: unfused BN, f32, full policy output): the oracle the fast path is tested against,
+    /// and a baseline for benchmarks.
+    pub fn evaluate_reference_into(
+        &self,
+        planes: &[f32],
+        globals: Option<&[f32]>,
+        legal: &LegalMoves,
+        out: &mut Evaluation,
+    ) -> Result<()> {
+        let b = legal.len();
+        let p = self.config().policy_size;
+        clear_eval(out, legal);
         if b == 0 {
             return Ok(());
         }
@@ -329,18 +481,32 @@ impl Model {
             let all = Tensor::cat(&parts, 0).to_device(Device::Cpu);
             Ok(Vec::<f32>::try_from(&all)?)
         })?;
-        let n = flat_idx.len();
-        let (logits, rest) = host.split_at(n);
-        out.policy.extend_from_slice(logits);
-        for i in 0..b {
-            softmax_in_place(&mut out.policy[out.offsets[i]..out.offsets[i + 1]]);
-        }
-        let (wdl, ml) = rest.split_at(3 * b);
-        out.wdl
-            .extend(wdl.chunks_exact(3).map(|c| [c[0], c[1], c[2]]));
-        out.moves_left.extend_from_slice(ml);
+        finish_eval(out, &host, flat_idx.len(), b);
         Ok(())
     }
+}
+
+/// Empties `out` and copies the CSR offsets of `legal`.
+fn clear_eval(out: &mut Evaluation, legal: &LegalMoves) {
+    out.offsets.clear();
+    out.offsets.extend_from_slice(legal.offsets());
+    out.policy.clear();
+    out.wdl.clear();
+    out.moves_left.clear();
+}
+
+/// Fills `out` from `host` = `n` legal-move logits, then 3 x `b` W/D/L probabilities, then the
+/// moves-left values (if any): softmax of the logits per position.
+fn finish_eval(out: &mut Evaluation, host: &[f32], n: usize, b: usize) {
+    let (logits, rest) = host.split_at(n);
+    out.policy.extend_from_slice(logits);
+    for i in 0..b {
+        softmax_in_place(&mut out.policy[out.offsets[i]..out.offsets[i + 1]]);
+    }
+    let (wdl, ml) = rest.split_at(3 * b);
+    out.wdl
+        .extend(wdl.chunks_exact(3).map(|c| [c[0], c[1], c[2]]));
+    out.moves_left.extend_from_slice(ml);
 }
 
 fn softmax_in_place(v: &mut [f32]) {

@@ -380,6 +380,135 @@ impl Net {
     }
 }
 
+/// Eval-mode batch-norm parameters, borrowed for folding into the preceding conv.
+pub(crate) struct BnParts<'a> {
+    pub running_mean: &'a Tensor,
+    pub running_var: &'a Tensor,
+    pub weight: Option<&'a Tensor>,
+    pub bias: Option<&'a Tensor>,
+    pub eps: f64,
+}
+
+impl<'a> From<&'a nn::BatchNorm> for BnParts<'a> {
+    fn from(bn: &'a nn::BatchNorm) -> Self {
+        BnParts {
+            running_mean: &bn.running_mean,
+            running_var: &bn.running_var,
+            weight: bn.ws.as_ref(),
+            bias: bn.bs.as_ref(),
+            // `bn()` builds every BN with the default config.
+            eps: nn::BatchNormConfig::default().eps,
+        }
+    }
+}
+
+/// A bias-free conv (weight [out, in, k, k]) followed by a BN.
+pub(crate) struct ConvBnParts<'a> {
+    pub conv: &'a Tensor,
+    pub bn: BnParts<'a>,
+}
+
+impl<'a> From<&'a ConvBn> for ConvBnParts<'a> {
+    fn from(c: &'a ConvBn) -> Self {
+        ConvBnParts {
+            conv: &c.conv.ws,
+            bn: (&c.bn).into(),
+        }
+    }
+}
+
+/// A residual block: conv1 (+ global-pooling branch: conv-BN and a bias-free linear layer
+/// whose output is added before `bn1`), bn1, ReLU, then `second` + skip + ReLU.
+pub(crate) struct BlockParts<'a> {
+    pub conv1: &'a Tensor,
+    pub bn1: BnParts<'a>,
+    pub gpool: Option<(ConvBnParts<'a>, &'a Tensor)>,
+    pub second: ConvBnParts<'a>,
+}
+
+/// The policy head: dense (conv-BN-ReLU, flatten, linear) or per-cell (conv-BN-ReLU, conv1x1
+/// with bias; `map` = move index -> cell, None = identity).
+pub(crate) enum PolicyParts<'a> {
+    Dense {
+        conv: ConvBnParts<'a>,
+        fc_w: &'a Tensor,
+        fc_b: &'a Tensor,
+    },
+    Cells {
+        conv: ConvBnParts<'a>,
+        out_w: &'a Tensor,
+        out_b: &'a Tensor,
+        map: Option<Vec<u32>>,
+    },
+}
+
+/// A pooled head: conv1x1-BN-ReLU, mean+max pooling, hidden linear + ReLU, then one linear
+/// layer (weight, bias) per output, in the order of [`NetOutput`]'s fields.
+pub(crate) struct PooledParts<'a> {
+    pub conv: ConvBnParts<'a>,
+    pub fc: (&'a Tensor, &'a Tensor),
+    pub outputs: Vec<(&'a Tensor, &'a Tensor)>,
+}
+
+/// Borrowed view of every parameter of a [`Net`], for the inference fold (`crate::infer`).
+/// A new head must appear here (and in `InferNet::fold`) to be served by `Model::evaluate`.
+pub(crate) struct NetParts<'a> {
+    pub stem: ConvBnParts<'a>,
+    pub stem_global: Option<&'a Tensor>,
+    pub blocks: Vec<BlockParts<'a>>,
+    pub policy: PolicyParts<'a>,
+    pub value: PooledParts<'a>,
+}
+
+impl Net {
+    /// Borrowed view of all parameters (see [`NetParts`]).
+    pub(crate) fn parts(&self) -> NetParts<'_> {
+        let policy = match &self.policy {
+            PolicyNet::Dense { conv, fc } => PolicyParts::Dense {
+                conv: conv.into(),
+                fc_w: &fc.ws,
+                fc_b: &fc.bs,
+            },
+            PolicyNet::Spatial { conv, out } => PolicyParts::Cells {
+                conv: conv.into(),
+                out_w: &out.ws,
+                out_b: &out.bs,
+                map: None,
+            },
+            PolicyNet::Mapped { conv, out, .. } => PolicyParts::Cells {
+                conv: conv.into(),
+                out_w: &out.ws,
+                out_b: &out.bs,
+                map: self.policy_map(),
+            },
+        };
+        let mut outputs = vec![(&self.wdl_fc.ws, &self.wdl_fc.bs)];
+        if let Some(ml) = &self.ml_fc {
+            outputs.push((&ml.ws, &ml.bs));
+        }
+        NetParts {
+            stem: (&self.stem).into(),
+            stem_global: self.stem_global.as_ref().map(|l| &l.ws),
+            blocks: self
+                .blocks
+                .iter()
+                .map(|b| BlockParts {
+                    conv1: &b.conv1.ws,
+                    bn1: (&b.bn1).into(),
+                    gpool: b.gpool.as_ref().map(|g| ((&g.conv).into(), &g.fc.ws)),
+                    second: (&b.second).into(),
+                })
+                .collect(),
+            policy,
+            value: PooledParts {
+                conv: (&self.value_conv).into(),
+                fc: (&self.value_fc.ws, &self.value_fc.bs),
+                outputs,
+            },
+        }
+    }
+}
+
 impl std::fmt::Debug for Net {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Net")

@@ -219,6 +219,7 @@ impl Trainer {
             self.opt.clip_grad_norm(max);
         }
         self.opt.step();
+        model.refold();
         losses_to_host(&parts)
     }
 

@@ -9,22 +9,8 @@ use vzero_model::{
     TrainBatch, TrainConfig, Trainer,
 };
 
-/// Small deterministic PRNG (xorshift) so inputs don't depend on torch's global RNG.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn unit(&mut self) -> f32 {
-        (self.next() >> 40) as f32 / (1u64 << 24) as f32
-    }
-}
+mod common;
+use common::Rng;
 
 fn tiny(h: usize, w: usize, policy_size: usize) -> NetConfig {
     NetConfig {
@@ -132,6 +118,8 @@ fn masked_probabilities_sum_to_one_and_match_logits() {
     let mut cfg = tiny(12, 12, 2000);
     cfg.global_inputs = 2;
     let model = Model::new_seeded(&cfg, Device::Cpu, 3).unwrap();
+    // Exact comparisons below: f32 inference (BF16 is checked in tests/inference.rs).
+    model.set_inference_precision(vzero_model::InferencePrecision::F32);
     let b = 9;
     let (planes, globals, legal) = inputs(&cfg, b, 40, 11);
     let ev = model

@@ -13,7 +13,7 @@ use rand::{Rng, SeedableRng};
 use vzero_data::{write_chunk, ChunkMeta, GameRecord, RunDir, Row};
 use vzero_encoding::ENCODING_VERSION;
 use vzero_mcts::{gather_batch, FalseResignStats, Leaf, LeafValue, ResignTracker, Search, SearchConfig, VariantGame};
-use vzero_model::{Device, NetEvaluator};
+use vzero_model::{leaf_value, Device, NetEvaluator};
 use vzero_rules::{Color, Game, Move, Outcome, Variant};
 
 use crate::config::SelfplayConfig;
@@ -189,9 +189,10 @@ impl Worker {
         let t = Instant::now();
         let states: Vec<&VariantGame> = leaves.iter().map(|l| &l.state).collect();
         let moves: Vec<&[Move]> = leaves.iter().map(|l| self.searches[l.handle.tree()].leaf_moves(l.handle)).collect();
-        let evals = self.net.evaluate(&states, &moves)?;
-        for (leaf, (priors, value)) in leaves.iter().zip(evals) {
-            self.searches[leaf.handle.tree()].apply(leaf.handle, &priors, value);
+        let eval = self.net.evaluate_batch(&states, &moves)?;
+        drop(moves);
+        for (i, leaf) in leaves.iter().enumerate() {
+            self.searches[leaf.handle.tree()].apply(leaf.handle, eval.policy(i), leaf_value(eval, i));
         }
         let s = &self.ctx.stats;
         s.evals.fetch_add(leaves.len() as u64, Ordering::Relaxed);

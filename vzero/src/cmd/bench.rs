@@ -118,6 +118,21 @@ pub struct SelfplayBench {
     runs: usize,
 }
 
+/// CPU seconds used by this process so far (user + system, all threads; /proc/self/stat, Linux
+/// clock ticks of 1/100 s); 0 where unavailable.
+fn process_cpu_secs() -> f64 {
+    std::fs::read_to_string("/proc/self/stat")
+        .ok()
+        .and_then(|s| {
+            // fields after the command name (which may contain spaces) in parentheses
+            let rest = s.rsplit_once(')')?.1;
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            let ticks: u64 = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+            Some(ticks as f64 / 100.0)
+        })
+        .unwrap_or(0.0)
+}
+
 /// Self-play evaluations per second against the bare network at the same batch size.
 fn selfplay(b: SelfplayBench) -> Result<()> {
     use std::sync::atomic::{AtomicBool, Ordering};
@@ -153,18 +168,26 @@ fn selfplay(b: SelfplayBench) -> Result<()> {
         k = k.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         game.play(ms[(k >> 33) as usize % ms.len()]);
     }
-    let (_, raw) = measure(b.runs.max(1) * 5, || {
-        let t = Instant::now();
+    // One second of the bare network: (positions per wall second, per CPU second).
+    let bare = || {
+        let (t, c) = (Instant::now(), process_cpu_secs());
         let mut n = 0u64;
         while t.elapsed().as_secs_f64() < 1.0 {
             model.evaluate(&planes, None, &legal).expect("forward pass");
             n += batch as u64;
         }
-        n
-    });
+        (n as f64 / t.elapsed().as_secs_f64(), n as f64 / (process_cpu_secs() - c).max(1e-3))
+    };
+    bare(); // warm-up: oneDNN kernels, the inference fold
 
-    let mut rates = Vec::new();
+    // Self-play runs interleaved with bare-network seconds (two before and two after each run),
+    // so a change in machine load hits both sides of each run's ratio alike. The CPU-time
+    // figures count only the time this process ran (the main thread sleeps during self-play),
+    // so they hold up when other processes share the cores.
+    let (mut raws, mut rates, mut ratios, mut cpu_ratios) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut batches, mut evals, mut eval_share) = (0u64, 0u64, Vec::new());
     for r in 0..b.runs.max(1) {
+        let mut around = vec![bare(), bare()];
         let stats = Arc::new(vzero_selfplay::Stats::default());
         let stop = Arc::new(AtomicBool::new(false));
         let mut sp = cfg.selfplay.clone();
@@ -181,22 +204,40 @@ fn selfplay(b: SelfplayBench) -> Result<()> {
             name: format!("bench{r}"),
             seed: r as u64,
         };
-        let t = Instant::now();
+        let (t, c) = (Instant::now(), process_cpu_secs());
         let h = std::thread::spawn(move || vzero_selfplay::run_worker(ctx));
         std::thread::sleep(std::time::Duration::from_secs_f64(b.seconds));
         stop.store(true, Ordering::Relaxed);
         h.join().map_err(|_| anyhow::anyhow!("self-play thread panicked"))??;
-        rates.push(stats.evals.load(Ordering::Relaxed) as f64 / t.elapsed().as_secs_f64());
+        let (secs, cpu) = (t.elapsed().as_secs_f64(), (process_cpu_secs() - c).max(1e-3));
+        let n = stats.evals.load(Ordering::Relaxed);
+        let rate = n as f64 / secs;
+        batches += stats.batches.load(Ordering::Relaxed);
+        evals += n;
+        eval_share.push(stats.eval_nanos.load(Ordering::Relaxed) as f64 / 1e9 / secs);
+        around.extend([bare(), bare()]);
+        ratios.push(rate / median(around.iter().map(|a| a.0).collect()));
+        cpu_ratios.push(n as f64 / cpu / median(around.iter().map(|a| a.1).collect()));
+        raws.extend(around.into_iter().map(|a| a.0));
+        rates.push(rate);
     }
-    let sp = median(rates);
+    let (raw, sp) = (median(raws), median(rates));
     println!(
-        "selfplay {} net {}x{} batch {batch}, 1 thread: bare network {:.0} pos/s, self-play {:.0} evals/s, ratio {:.3} (target >= 0.9)",
+        "selfplay {} net {}x{} batch {batch}, 1 thread, {} network: bare network {:.0} pos/s, self-play {:.0} evals/s, ratio {:.3} (median of {} runs' ratios; target >= 0.9); CPU-time ratio {:.3}",
         variant.name(),
         cfg.net.blocks,
         cfg.net.channels,
+        model.resolved_precision(batch),
         raw,
         sp,
-        sp / raw
+        median(ratios),
+        b.runs.max(1),
+        median(cpu_ratios)
+    );
+    println!(
+        "  self-play: {:.1} positions per forward pass on average, {:.0} % of the time in encoding + forward passes",
+        evals as f64 / batches.max(1) as f64,
+        100.0 * median(eval_share)
     );
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())
