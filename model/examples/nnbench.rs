@@ -386,6 +386,7 @@ fn main() {
                     wdl: &wdl[..tb],
                     moves_left: Some(&ml[..tb]),
                     weights: None,
+                    aux: Default::default(),
                 };
                 let mut step: Vec<Box<dyn FnMut() + '_>> = vec![Box::new(|| {
                     tr.step(&train_model, &batch).expect("step");

@@ -25,6 +25,78 @@ pub enum PolicyHead {
     Mapped { planes: usize },
 }
 
+/// Auxiliary training heads (KataGo-style), each off by default. They are trained with their own
+/// targets and loss weights but never used at play time: [`crate::Model::evaluate`] (the fused
+/// inference path) skips them, so they cost nothing there.
+///
+/// * `opponent_policy`: predicts the policy target of the next searched position of the game
+///   (the opponent's reply);
+/// * `soft_policy`: predicts the main policy target raised to `1/T` and renormalised
+///   ([`crate::SOFT_POLICY_TEMPERATURE`]);
+/// * `short_term_horizons`: one tanh output per horizon (plies), predicting an exponentially
+///   weighted average of the following search values (empty = no head);
+/// * `material`: one tanh output predicting the quiescent material balance of the position.
+///
+/// The two policy heads are extra output layers on the main policy head's hidden features
+/// (a linear layer for a dense head, a conv1x1 for spatial and mapped heads, which read their
+/// logits through the same policy map); the value-like heads are extra linear outputs on the
+/// value head's hidden layer, like the moves-left output.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AuxHeads {
+    /// Opponent-reply policy head.
+    pub opponent_policy: bool,
+    /// Soft policy head.
+    pub soft_policy: bool,
+    /// Horizons (plies) of the short-term value outputs, in output order; empty = no head.
+    pub short_term_horizons: Vec<u32>,
+    /// Material head.
+    pub material: bool,
+}
+
+/// At most this many short-term value horizons.
+pub const MAX_SHORT_TERM_HORIZONS: usize = 8;
+
+impl AuxHeads {
+    /// All heads off.
+    pub fn none() -> Self {
+        AuxHeads::default()
+    }
+
+    /// True when the network has no auxiliary head.
+    pub fn is_none(&self) -> bool {
+        *self == AuxHeads::default()
+    }
+
+    /// Checks the horizons (1..=8 distinct values of at least one ply each).
+    pub fn validate(&self) -> Result<()> {
+        validate_horizons(&self.short_term_horizons, true)
+            .map_err(|e| ModelError::Config(format!("aux.short_term_horizons {e}")))
+    }
+}
+
+/// Checks a list of short-term value horizons (plies): at most [`MAX_SHORT_TERM_HORIZONS`],
+/// each at least 1, no repeats; `allow_empty` = whether an empty list is fine. The message
+/// describes the problem (callers prefix the field name).
+pub fn validate_horizons(h: &[u32], allow_empty: bool) -> std::result::Result<(), String> {
+    if h.is_empty() && !allow_empty {
+        return Err("must list at least one horizon".into());
+    }
+    if h.len() > MAX_SHORT_TERM_HORIZONS {
+        return Err(format!(
+            "has {} horizons, at most {MAX_SHORT_TERM_HORIZONS} are allowed",
+            h.len()
+        ));
+    }
+    if let Some(&x) = h.iter().find(|&&x| x == 0) {
+        return Err(format!("must be at least 1 ply each, got {x}"));
+    }
+    if let Some((i, &x)) = h.iter().enumerate().find(|(i, x)| h[..*i].contains(x)) {
+        return Err(format!("lists {x} twice (again at position {i})"));
+    }
+    Ok(())
+}
+
 /// Network hyper-parameters. Stored verbatim in every checkpoint's metadata; a checkpoint is
 /// loaded by building the network from its config and then checking every tensor's shape.
 ///
@@ -39,7 +111,9 @@ pub enum PolicyHead {
 /// * policy head: see [`PolicyHead`];
 /// * value head: conv1x1 `channels -> value_channels` + BN + ReLU, mean and max pooling,
 ///   linear to `value_hidden` + ReLU, then linear to 3 W/D/L logits (from the side to move's
-///   point of view) and, if `moves_left_head`, linear to 1 (moves-left estimate, in plies / 100).
+///   point of view) and, if `moves_left_head`, linear to 1 (moves-left estimate, in plies / 100);
+/// * auxiliary training heads ([`AuxHeads`], `aux`; none by default): extra outputs of the policy
+///   and value heads, computed by [`crate::Model::forward_t`] and skipped by inference.
 ///
 /// The parameter count of the trunk and value head does not depend on the board size.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -66,6 +140,10 @@ pub struct NetConfig {
     pub value_hidden: usize,
     #[serde(default)]
     pub moves_left_head: bool,
+    /// Auxiliary training heads. Absent from the JSON of a network without any (so an older
+    /// checkpoint loads as "no auxiliary heads").
+    #[serde(default, skip_serializing_if = "AuxHeads::is_none")]
+    pub aux: AuxHeads,
 }
 
 impl NetConfig {
@@ -104,6 +182,7 @@ impl NetConfig {
             value_channels: 32,
             value_hidden: 64.max(channels),
             moves_left_head: true,
+            aux: AuxHeads::none(),
         }
     }
 
@@ -127,7 +206,8 @@ impl NetConfig {
     /// * value head: `2*A*c*vc + 2*2vc*vh + 2*vh*3` (+ `2*vh` for moves-left), `vc` =
     ///   `value_channels`, `vh` = `value_hidden`.
     ///
-    /// Batch norm, ReLU, pooling and softmax are not counted. The default empire net (4x32,
+    /// Batch norm, ReLU, pooling and softmax are not counted, nor are the auxiliary heads (training
+    /// only: inference skips them). The default empire net (4x32,
     /// 32 input planes, mapped head with 67 planes) is 12.3 MFLOP per position.
     pub fn flops_per_position(&self) -> u64 {
         let a = self.board_area() as u64;
@@ -188,6 +268,7 @@ impl NetConfig {
         if !self.global_pool_blocks.is_empty() && self.global_pool_channels == 0 {
             return err("global_pool_blocks is non-empty but global_pool_channels is 0".into());
         }
+        self.aux.validate()?;
         match self.policy_head {
             PolicyHead::Dense { channels: 0 } => {
                 return err("policy_head.channels must be > 0".into());

@@ -5,7 +5,8 @@
 //!   served by a folded inference copy of the network (BN folded into the convs, channels-last,
 //!   f32 or BF16: [`InferencePrecision`], [`PRECISION_ENV`]; see `model/README.md`).
 //! * [`Trainer`]: one optimisation step on a [`TrainBatch`] (sparse policy targets, W/D/L targets,
-//!   per-row weights) with SGD-momentum or AdamW; returns [`Losses`].
+//!   per-row weights, [`AuxTargets`] of the optional auxiliary heads, [`AuxHeads`]) with
+//!   SGD-momentum or AdamW; returns [`Losses`].
 //! * [`checkpoint`]: atomic save/load of weights (`.safetensors`) + metadata (`.json`), with
 //!   variant / encoding-version / config checks and clear errors for corrupt files.
 //! * [`device`]: `--device auto|cpu|cuda[:N]` ([`DeviceChoice`]), thread settings and the malloc
@@ -26,7 +27,10 @@ mod net;
 mod train;
 
 pub use checkpoint::{CheckpointInfo, CheckpointMeta, Expected};
-pub use config::{policy_map_from_keys, NetConfig, PolicyHead};
+pub use config::{
+    policy_map_from_keys, validate_horizons, AuxHeads, NetConfig, PolicyHead,
+    MAX_SHORT_TERM_HORIZONS,
+};
 pub use device::{set_threads, DeviceChoice};
 pub use error::{ModelError, Result};
 pub use evaluator::{
@@ -37,4 +41,8 @@ pub use infer::{cpu_has_amx_bf16, InferencePrecision, AUTO_BF16_MIN_BATCH, PRECI
 pub use model::{Evaluation, LegalMoves, Model};
 pub use net::{NetOutput, MOVES_LEFT_SCALE};
 pub use tch::Device;
-pub use train::{Losses, Optimizer, PolicyTargets, TrainBatch, TrainConfig, Trainer};
+pub use train::{
+    soft_probs, AuxTargets, Losses, Optimizer, PolicyTargets, TrainBatch, TrainConfig, Trainer,
+    DEFAULT_MATERIAL_WEIGHT, DEFAULT_OPPONENT_POLICY_WEIGHT, DEFAULT_SHORT_TERM_VALUE_WEIGHT,
+    DEFAULT_SOFT_POLICY_WEIGHT, SOFT_POLICY_TEMPERATURE,
+};

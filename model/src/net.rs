@@ -192,6 +192,62 @@ enum PolicyNet {
     },
 }
 
+/// The output layer of an auxiliary policy head on the main policy head's hidden features: a
+/// linear layer (dense head) or a conv1x1 (spatial and mapped heads; logits read through the
+/// same map).
+enum PolicyOut {
+    Dense(Linear),
+    Cells(Conv1x1),
+}
+
+impl PolicyOut {
+    fn new(p: nn::Path, cfg: &NetConfig) -> Self {
+        match cfg.policy_head {
+            PolicyHead::Dense { channels } => PolicyOut::Dense(Linear::new(
+                p,
+                channels * cfg.board_area(),
+                cfg.policy_size,
+            )),
+            PolicyHead::Spatial { planes } | PolicyHead::Mapped { planes } => {
+                PolicyOut::Cells(Conv1x1::new(p, cfg.channels, planes))
+            }
+        }
+    }
+}
+
+impl PolicyNet {
+    /// The hidden features of the head: [B, D] for dense, [B, C, H, W] for the others.
+    fn hidden(&self, x: &Tensor, train: bool) -> Tensor {
+        match self {
+            PolicyNet::Dense { conv, .. } => conv.forward_t(x, train).relu().flatten(1, -1),
+            PolicyNet::Spatial { conv, .. } | PolicyNet::Mapped { conv, .. } => {
+                conv.forward_t(x, train).relu()
+            }
+        }
+    }
+
+    /// [B, policy_size] logits of the main output layer from [`PolicyNet::hidden`] features.
+    fn logits(&self, h: &Tensor) -> Tensor {
+        match self {
+            PolicyNet::Dense { fc, .. } => h.apply(fc),
+            PolicyNet::Spatial { out, .. } => h.apply(out).flatten(1, -1),
+            PolicyNet::Mapped { out, map, .. } => h.apply(out).flatten(1, -1).index_select(1, map),
+        }
+    }
+
+    /// [B, policy_size] logits of an auxiliary output layer (same readout as the main one).
+    fn aux_logits(&self, h: &Tensor, out: &PolicyOut) -> Tensor {
+        let cells = match out {
+            PolicyOut::Dense(fc) => return h.apply(fc),
+            PolicyOut::Cells(o) => h.apply(o).flatten(1, -1),
+        };
+        match self {
+            PolicyNet::Mapped { map, .. } => cells.index_select(1, map),
+            _ => cells,
+        }
+    }
+}
+
 /// Checks a policy map against the config: one entry per move index, each a distinct cell of
 /// the `planes x H x W` grid.
 pub(crate) fn check_policy_map(cfg: &NetConfig, map: &[u32]) -> Result<()> {
@@ -234,6 +290,15 @@ pub struct NetOutput {
     pub wdl: Tensor,
     /// [B] moves-left prediction in plies / [`MOVES_LEFT_SCALE`] (if the config has the head).
     pub moves_left: Option<Tensor>,
+    /// [B, policy_size] opponent-reply policy logits (auxiliary head, if the config has it).
+    pub opponent_policy: Option<Tensor>,
+    /// [B, policy_size] soft policy logits (auxiliary head, if the config has it).
+    pub soft_policy: Option<Tensor>,
+    /// [B, K] short-term values in [-1, 1], one per horizon of `aux.short_term_horizons`
+    /// (auxiliary head, if the config has it).
+    pub short_term: Option<Tensor>,
+    /// [B] material prediction in [-1, 1] (auxiliary head, if the config has it).
+    pub material: Option<Tensor>,
 }
 
 /// The network modules; the variables live in the owning [`crate::Model`]'s VarStore.
@@ -247,6 +312,10 @@ pub(crate) struct Net {
     value_fc: Linear,
     wdl_fc: Linear,
     ml_fc: Option<Linear>,
+    opponent_out: Option<PolicyOut>,
+    soft_out: Option<PolicyOut>,
+    short_term_fc: Option<Linear>,
+    material_fc: Option<Linear>,
 }
 
 impl Net {
@@ -311,6 +380,16 @@ impl Net {
         let ml_fc = cfg
             .moves_left_head
             .then(|| Linear::new(&vp / "moves_left", cfg.value_hidden, 1));
+        let aux = &cfg.aux;
+        let opponent_out = aux
+            .opponent_policy
+            .then(|| PolicyOut::new(&pp / "opponent", cfg));
+        let soft_out = aux.soft_policy.then(|| PolicyOut::new(&pp / "soft", cfg));
+        let k = aux.short_term_horizons.len();
+        let short_term_fc = (k > 0).then(|| Linear::new(&vp / "short_term", cfg.value_hidden, k));
+        let material_fc = aux
+            .material
+            .then(|| Linear::new(&vp / "material", cfg.value_hidden, 1));
         Ok(Net {
             cfg: cfg.clone(),
             stem,
@@ -321,10 +400,15 @@ impl Net {
             value_fc,
             wdl_fc,
             ml_fc,
+            opponent_out,
+            soft_out,
+            short_term_fc,
+            material_fc,
         })
     }
 
     /// `planes`: [B, C, H, W] f32; `globals`: [B, G] f32 (required iff the config has G > 0).
+    /// Computes every head, the auxiliary ones included.
     pub(crate) fn forward_t(
         &self,
         planes: &Tensor,
@@ -340,29 +424,31 @@ impl Net {
         for b in &self.blocks {
             x = b.forward_t(&x, train);
         }
-        let policy = match &self.policy {
-            PolicyNet::Dense { conv, fc } => {
-                conv.forward_t(&x, train).relu().flatten(1, -1).apply(fc)
-            }
-            PolicyNet::Spatial { conv, out } => {
-                conv.forward_t(&x, train).relu().apply(out).flatten(1, -1)
-            }
-            PolicyNet::Mapped { conv, out, map } => conv
-                .forward_t(&x, train)
-                .relu()
-                .apply(out)
-                .flatten(1, -1)
-                .index_select(1, map),
-        };
+        let h = self.policy.hidden(&x, train);
+        let policy = self.policy.logits(&h);
+        let opponent_policy = self
+            .opponent_out
+            .as_ref()
+            .map(|o| self.policy.aux_logits(&h, o));
+        let soft_policy = self.soft_out.as_ref().map(|o| self.policy.aux_logits(&h, o));
         let v = global_pool(&self.value_conv.forward_t(&x, train).relu())
             .apply(&self.value_fc)
             .relu();
         let wdl = v.apply(&self.wdl_fc);
         let moves_left = self.ml_fc.as_ref().map(|fc| v.apply(fc).squeeze_dim(1));
+        let short_term = self.short_term_fc.as_ref().map(|fc| v.apply(fc).tanh());
+        let material = self
+            .material_fc
+            .as_ref()
+            .map(|fc| v.apply(fc).squeeze_dim(1).tanh());
         NetOutput {
             policy,
             wdl,
             moves_left,
+            opponent_policy,
+            soft_policy,
+            short_term,
+            material,
         }
     }
 
@@ -450,8 +536,9 @@ pub(crate) struct PooledParts<'a> {
     pub outputs: Vec<(&'a Tensor, &'a Tensor)>,
 }
 
-/// Borrowed view of every parameter of a [`Net`], for the inference fold (`crate::infer`).
-/// A new head must appear here (and in `InferNet::fold`) to be served by `Model::evaluate`.
+/// Borrowed view of every parameter of a [`Net`] that inference uses, for the inference fold
+/// (`crate::infer`). A new head must appear here (and in `InferNet::fold`) to be served by
+/// `Model::evaluate`; the auxiliary training heads ([`crate::AuxHeads`]) deliberately do not.
 pub(crate) struct NetParts<'a> {
     pub stem: ConvBnParts<'a>,
     pub stem_global: Option<&'a Tensor>,

@@ -27,9 +27,56 @@ pub struct TrainConfig {
     pub policy_weight: f64,
     pub value_weight: f64,
     pub moves_left_weight: f64,
+    /// Weight of the opponent-reply policy loss (auxiliary head; ignored without it).
+    #[serde(default = "default_opponent_policy_weight")]
+    pub opponent_policy_weight: f64,
+    /// Weight of the soft policy loss (auxiliary head; ignored without it).
+    #[serde(default = "default_soft_policy_weight")]
+    pub soft_policy_weight: f64,
+    /// Weight of the short-term value loss (auxiliary head; ignored without it).
+    #[serde(default = "default_short_term_value_weight")]
+    pub short_term_value_weight: f64,
+    /// Weight of the material loss (auxiliary head; ignored without it).
+    #[serde(default = "default_material_weight")]
+    pub material_weight: f64,
     /// Clip the global gradient norm to this value (None = no clipping).
     #[serde(default)]
     pub grad_clip_norm: Option<f64>,
+}
+
+/// Temperature `T` of the soft policy target: `p^(1/T)`, renormalised (KataGo: 4).
+pub const SOFT_POLICY_TEMPERATURE: f64 = 4.0;
+
+/// Default weight of the opponent-reply policy loss: KataGo's 0.15. Both policy losses are
+/// per-row mean cross-entropies (here and in KataGo), so the ratio carries over unchanged.
+pub const DEFAULT_OPPONENT_POLICY_WEIGHT: f64 = 0.15;
+/// Default weight of the soft policy loss: KataGo's 8 (its `soft_policy_weight_scale`, on the
+/// same per-row mean cross-entropy as its main policy loss, whose weight is about 1 like ours).
+pub const DEFAULT_SOFT_POLICY_WEIGHT: f64 = 8.0;
+/// Default weight of the short-term value loss (squared errors summed over the horizons). KataGo
+/// weights each horizon like its main value loss, a W/D/L cross-entropy; near 0 the gradient of
+/// a squared error on a tanh output is 4 times that of the cross-entropy on the same value, so
+/// 0.25 x the value weight (1) is the equivalent.
+pub const DEFAULT_SHORT_TERM_VALUE_WEIGHT: f64 = 0.25;
+/// Default weight of the material loss (squared error on a tanh output): the analogue of KataGo's
+/// ownership loss, 1.5 x a cross-entropy on tanh targets whose gradient is `1.5 (pred - t)`;
+/// the squared error's is `2 (pred - t)` near 0, so 0.75.
+pub const DEFAULT_MATERIAL_WEIGHT: f64 = 0.75;
+
+fn default_opponent_policy_weight() -> f64 {
+    DEFAULT_OPPONENT_POLICY_WEIGHT
+}
+
+fn default_soft_policy_weight() -> f64 {
+    DEFAULT_SOFT_POLICY_WEIGHT
+}
+
+fn default_short_term_value_weight() -> f64 {
+    DEFAULT_SHORT_TERM_VALUE_WEIGHT
+}
+
+fn default_material_weight() -> f64 {
+    DEFAULT_MATERIAL_WEIGHT
 }
 
 impl TrainConfig {
@@ -45,6 +92,10 @@ impl TrainConfig {
             policy_weight: 1.0,
             value_weight: 1.0,
             moves_left_weight: 0.1,
+            opponent_policy_weight: DEFAULT_OPPONENT_POLICY_WEIGHT,
+            soft_policy_weight: DEFAULT_SOFT_POLICY_WEIGHT,
+            short_term_value_weight: DEFAULT_SHORT_TERM_VALUE_WEIGHT,
+            material_weight: DEFAULT_MATERIAL_WEIGHT,
             grad_clip_norm: None,
         }
     }
@@ -139,6 +190,22 @@ pub struct TrainBatch<'a> {
     pub moves_left: Option<&'a [f32]>,
     /// Per-row sample weights (None = all 1).
     pub weights: Option<&'a [f32]>,
+    /// Targets of the auxiliary heads (used only for the heads the network has).
+    pub aux: AuxTargets<'a>,
+}
+
+/// Targets of the auxiliary heads of one batch of B rows ([`crate::AuxHeads`]); None = no
+/// targets (that head's loss is 0). The soft policy head needs none: its target is derived from
+/// the main policy target.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AuxTargets<'a> {
+    /// Policy targets of the next searched position; a row with no entries has none.
+    pub opponent_policy: Option<&'a PolicyTargets>,
+    /// (B x K short-term value targets in [-1, 1], row-major, K = the network's horizons;
+    /// B per-row weights, 0 = no target).
+    pub short_term: Option<(&'a [f32], &'a [f32])>,
+    /// (B material targets in [-1, 1]; B per-row weights, 0 = no target).
+    pub material: Option<(&'a [f32], &'a [f32])>,
 }
 
 /// Loss components (weighted means over the batch) of one step.
@@ -150,7 +217,16 @@ pub struct Losses {
     pub value: f64,
     /// Huber loss of moves-left / 100 (0 without the head or targets).
     pub moves_left: f64,
-    /// `policy_weight*policy + value_weight*value + moves_left_weight*moves_left`.
+    /// Opponent-reply policy cross-entropy, mean over rows with a target (0 without the head).
+    pub opponent_policy: f64,
+    /// Soft policy cross-entropy, mean over rows with a policy target (0 without the head).
+    pub soft_policy: f64,
+    /// Short-term value squared errors summed over the horizons, mean over rows with targets
+    /// (0 without the head).
+    pub short_term_value: f64,
+    /// Material squared error, mean over rows with a target (0 without the head).
+    pub material: f64,
+    /// The sum of each loss times its weight in [`TrainConfig`].
     pub total: f64,
 }
 
@@ -229,13 +305,13 @@ impl Trainer {
         losses_to_host(&parts)
     }
 
-    /// Builds the loss graph; returns (total, [policy, value, moves_left, total]) tensors.
+    /// Builds the loss graph; returns (total, [`LOSS_PARTS`] detached loss tensors).
     fn losses(
         &self,
         model: &Model,
         batch: &TrainBatch,
         train: bool,
-    ) -> Result<(Tensor, [Tensor; 4])> {
+    ) -> Result<(Tensor, [Tensor; LOSS_PARTS])> {
         let cfg = model.config();
         let dev = model.device();
         let b = batch.wdl.len();
@@ -264,80 +340,194 @@ impl Trainer {
                 )));
             }
         }
-        let p = cfg.policy_size;
-        let mut rows = Vec::with_capacity(batch.policy.indices.len());
-        let mut flat = Vec::with_capacity(batch.policy.indices.len());
-        let mut has_policy = vec![0f32; b];
-        for (i, has) in has_policy.iter_mut().enumerate() {
-            let (idx, _) = batch.policy.row(i);
-            if !idx.is_empty() {
-                *has = 1.0;
+        let aux = &batch.aux;
+        let check_len = |what: &str, n: usize, want: usize| -> Result<()> {
+            if n == want {
+                Ok(())
+            } else {
+                Err(ModelError::Input(format!("{n} {what} for {b} rows")))
             }
-            for &m in idx {
-                if m as usize >= p {
-                    return Err(ModelError::Input(format!(
-                        "row {i}: policy target index {m} >= policy_size {p}"
-                    )));
-                }
-                rows.push(i as i64);
-                flat.push((i * p) as i64 + m as i64);
-            }
+        };
+        if let Some(t) = aux.opponent_policy {
+            check_len("opponent policy target rows", t.len(), b)?;
         }
+        let k = cfg.aux.short_term_horizons.len();
+        if let (Some((v, w)), true) = (aux.short_term, k > 0) {
+            check_len("short-term value targets", v.len(), b * k)?;
+            check_len("short-term value weights", w.len(), b)?;
+        }
+        if let Some((v, w)) = aux.material {
+            check_len("material targets", v.len(), b)?;
+            check_len("material weights", w.len(), b)?;
+        }
+        let p = cfg.policy_size;
+        let main = SparseTargets::new(batch.policy, p, "policy")?;
         let (x, g) = model.input_tensors(b, batch.planes, batch.globals)?;
         let out = model.forward_t(&x, g.as_ref(), train);
 
         let to_dev = |v: &[f32]| Tensor::from_slice(v).to_device(dev);
+        let zero = || Tensor::zeros([], (Kind::Float, dev));
         let w = match batch.weights {
             Some(w) => to_dev(w),
             None => Tensor::ones([b as i64], (Kind::Float, dev)),
         };
         let w_sum = w.sum(Kind::Float).clamp_min(1e-12);
+        // Weighted mean of a per-row loss over the rows with `mask` 1 (all rows when None).
+        let mean = |per_row: &Tensor, mask: Option<&Tensor>| match mask {
+            Some(m) => {
+                let wm = &w * m;
+                (per_row * &wm).sum(Kind::Float) / wm.sum(Kind::Float).clamp_min(1e-12)
+            }
+            None => (per_row * &w).sum(Kind::Float) / &w_sum,
+        };
 
-        // Policy CE with sparse targets: -sum_k p_k * log_softmax(logits)[idx_k], per row.
-        let logp = out.policy.log_softmax(-1, Kind::Float).reshape([-1]);
-        let sel = logp.index_select(0, &Tensor::from_slice(&flat).to_device(dev));
-        let per_row = Tensor::zeros([b as i64], (Kind::Float, dev)).index_add(
-            0,
-            &Tensor::from_slice(&rows).to_device(dev),
-            &(-sel * to_dev(&batch.policy.probs)),
-        );
-        let wp = &w * to_dev(&has_policy);
-        let policy = (&per_row * &wp).sum(Kind::Float) / wp.sum(Kind::Float).clamp_min(1e-12);
+        let policy = main.mean_ce(&out.policy, &batch.policy.probs, &mean, dev);
 
         // W/D/L CE.
         let wdl_t: Vec<f32> = batch.wdl.iter().flatten().copied().collect();
         let wdl_t = to_dev(&wdl_t).view([b as i64, 3]);
         let v_row =
             -(wdl_t * out.wdl.log_softmax(-1, Kind::Float)).sum_dim_intlist(1, false, Kind::Float);
-        let value = (&v_row * &w).sum(Kind::Float) / &w_sum;
+        let value = mean(&v_row, None);
 
         let moves_left = match (&out.moves_left, batch.moves_left) {
             (Some(pred), Some(t)) => {
                 let t = to_dev(t) / MOVES_LEFT_SCALE;
-                let l = pred.huber_loss(&t, Reduction::None, 1.0);
-                (&l * &w).sum(Kind::Float) / &w_sum
+                mean(&pred.huber_loss(&t, Reduction::None, 1.0), None)
             }
-            _ => Tensor::zeros([], (Kind::Float, dev)),
+            _ => zero(),
         };
-        let total = &policy * self.cfg.policy_weight
-            + &value * self.cfg.value_weight
-            + &moves_left * self.cfg.moves_left_weight;
+        let opponent_policy = match (&out.opponent_policy, aux.opponent_policy) {
+            (Some(logits), Some(t)) => {
+                SparseTargets::new(t, p, "opponent policy")?.mean_ce(logits, &t.probs, &mean, dev)
+            }
+            _ => zero(),
+        };
+        let soft_policy = match &out.soft_policy {
+            Some(logits) => {
+                main.mean_ce(logits, &soft_probs(batch.policy, SOFT_POLICY_TEMPERATURE), &mean, dev)
+            }
+            None => zero(),
+        };
+        let short_term_value = match (&out.short_term, aux.short_term) {
+            (Some(pred), Some((t, tw))) => {
+                let t = to_dev(t).view([b as i64, k as i64]);
+                let se = (pred - t).square().sum_dim_intlist(1, false, Kind::Float);
+                mean(&se, Some(&to_dev(tw)))
+            }
+            _ => zero(),
+        };
+        let material = match (&out.material, aux.material) {
+            (Some(pred), Some((t, tw))) => mean(&(pred - to_dev(t)).square(), Some(&to_dev(tw))),
+            _ => zero(),
+        };
+        let c = &self.cfg;
+        let total = &policy * c.policy_weight
+            + &value * c.value_weight
+            + &moves_left * c.moves_left_weight
+            + &opponent_policy * c.opponent_policy_weight
+            + &soft_policy * c.soft_policy_weight
+            + &short_term_value * c.short_term_value_weight
+            + &material * c.material_weight;
         let parts = [
-            policy.detach(),
-            value.detach(),
-            moves_left.detach(),
-            total.detach(),
-        ];
+            policy,
+            value,
+            moves_left,
+            opponent_policy,
+            soft_policy,
+            short_term_value,
+            material,
+            total.shallow_clone(),
+        ]
+        .map(|t| t.detach());
         Ok((total, parts))
     }
 }
 
-fn losses_to_host(parts: &[Tensor; 4]) -> Result<Losses> {
+/// Number of loss tensors [`Trainer::losses`] returns (the fields of [`Losses`]).
+const LOSS_PARTS: usize = 8;
+
+/// The gather indices of a batch of sparse policy targets: row of each entry, and its flat
+/// index into the [B, policy_size] logits; `has[i]` = 1 when row i has a target.
+struct SparseTargets {
+    rows: Vec<i64>,
+    flat: Vec<i64>,
+    has: Vec<f32>,
+}
+
+impl SparseTargets {
+    fn new(t: &PolicyTargets, policy_size: usize, what: &str) -> Result<Self> {
+        let b = t.len();
+        let mut s = SparseTargets {
+            rows: Vec::with_capacity(t.indices.len()),
+            flat: Vec::with_capacity(t.indices.len()),
+            has: vec![0f32; b],
+        };
+        for i in 0..b {
+            let (idx, _) = t.row(i);
+            if !idx.is_empty() {
+                s.has[i] = 1.0;
+            }
+            for &m in idx {
+                if m as usize >= policy_size {
+                    return Err(ModelError::Input(format!(
+                        "row {i}: {what} target index {m} >= policy_size {policy_size}"
+                    )));
+                }
+                s.rows.push(i as i64);
+                s.flat.push((i * policy_size) as i64 + m as i64);
+            }
+        }
+        Ok(s)
+    }
+
+    /// Cross-entropy of `logits` [B, P] against the sparse targets with probabilities `probs`
+    /// (one per entry): `-sum_k p_k * log_softmax(logits)[idx_k]` per row, then `mean` over the
+    /// rows that have a target.
+    fn mean_ce(
+        &self,
+        logits: &Tensor,
+        probs: &[f32],
+        mean: &dyn Fn(&Tensor, Option<&Tensor>) -> Tensor,
+        dev: Device,
+    ) -> Tensor {
+        let b = self.has.len() as i64;
+        let logp = logits.log_softmax(-1, Kind::Float).reshape([-1]);
+        let sel = logp.index_select(0, &Tensor::from_slice(&self.flat).to_device(dev));
+        let per_row = Tensor::zeros([b], (Kind::Float, dev)).index_add(
+            0,
+            &Tensor::from_slice(&self.rows).to_device(dev),
+            &(-sel * Tensor::from_slice(probs).to_device(dev)),
+        );
+        mean(&per_row, Some(&Tensor::from_slice(&self.has).to_device(dev)))
+    }
+}
+
+/// The soft policy target of every entry of `t`: each row's probabilities raised to `1/T` and
+/// renormalised over the row's own entries (rows summing to 0 stay 0).
+pub fn soft_probs(t: &PolicyTargets, temperature: f64) -> Vec<f32> {
+    let e = (1.0 / temperature) as f32;
+    let mut out: Vec<f32> = t.probs.iter().map(|&p| p.max(0.0).powf(e)).collect();
+    for w in t.offsets.windows(2) {
+        let row = &mut out[w[0]..w[1]];
+        let s: f32 = row.iter().sum();
+        if s > 0.0 {
+            row.iter_mut().for_each(|x| *x /= s);
+        }
+    }
+    out
+}
+
+fn losses_to_host(parts: &[Tensor; LOSS_PARTS]) -> Result<Losses> {
     let v = Vec::<f32>::try_from(Tensor::stack(parts, 0).to_device(Device::Cpu))?;
     Ok(Losses {
         policy: v[0] as f64,
         value: v[1] as f64,
         moves_left: v[2] as f64,
-        total: v[3] as f64,
+        opponent_policy: v[3] as f64,
+        soft_policy: v[4] as f64,
+        short_term_value: v[5] as f64,
+        material: v[6] as f64,
+        total: v[7] as f64,
     })
 }

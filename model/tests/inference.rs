@@ -5,7 +5,7 @@
 use tch::Tensor;
 use vzero_model::checkpoint::{self, CheckpointInfo, Expected};
 use vzero_model::{
-    fresh_model, net_config, Device, Evaluation, InferencePrecision, LegalMoves, Model, NetConfig,
+    fresh_model, net_config, AuxHeads, Device, Evaluation, InferencePrecision, LegalMoves, Model, NetConfig,
     PolicyHead, PolicyTargets, TrainBatch, TrainConfig, Trainer,
 };
 use vzero_rules::Variant;
@@ -189,6 +189,51 @@ fn fused_inference_matches_reference_on_every_variant_and_head() {
     }
 }
 
+/// Every auxiliary head on (training only).
+fn all_aux() -> AuxHeads {
+    AuxHeads {
+        opponent_policy: true,
+        soft_policy: true,
+        short_term_horizons: vec![6, 16],
+        material: true,
+    }
+}
+
+#[test]
+fn fused_inference_skips_the_aux_heads_and_matches_reference() {
+    init();
+    let variant = Variant::builtin("empire").unwrap();
+    let (planes, legal) = positions(variant, 24, 9);
+    let mapped = net_config(variant, 2, 16).unwrap();
+    let dense = NetConfig {
+        policy_head: PolicyHead::Dense { channels: 4 },
+        ..mapped.clone()
+    };
+    for (head, plain) in [("mapped", mapped), ("dense", dense)] {
+        let cfg = NetConfig {
+            aux: all_aux(),
+            ..plain.clone()
+        };
+        let (with_aux, mut without) = {
+            let _rng = TORCH_RNG.lock().unwrap_or_else(|e| e.into_inner());
+            let model = fresh_model(variant, &cfg, Device::Cpu, 3).unwrap();
+            randomise_bn(&model, 5);
+            (model, fresh_model(variant, &plain, Device::Cpu, 4).unwrap())
+        };
+        check_against_reference(&format!("{head} + aux"), &with_aux, &planes, None, &legal);
+        // The same weights without the auxiliary heads serve exactly the same evaluations: the
+        // fused path never computes them.
+        without.var_store_mut().copy(with_aux.var_store()).unwrap();
+        for m in [&with_aux, &without] {
+            m.set_inference_precision(InferencePrecision::F32);
+        }
+        let a = with_aux.evaluate(&planes, None, &legal).unwrap();
+        let b = without.evaluate(&planes, None, &legal).unwrap();
+        assert_eq!(a, b, "{head}: the aux heads changed an evaluation");
+        assert!(with_aux.num_parameters() > without.num_parameters());
+    }
+}
+
 #[test]
 fn fused_inference_matches_reference_with_spatial_head_and_global_inputs() {
     init();
@@ -206,6 +251,7 @@ fn fused_inference_matches_reference_with_spatial_head_and_global_inputs() {
         value_channels: 6,
         value_hidden: 10,
         moves_left_head: false,
+        aux: Default::default(),
     };
     let model = {
         let _rng = TORCH_RNG.lock().unwrap_or_else(|e| e.into_inner());
@@ -268,6 +314,7 @@ fn fold_follows_training_steps_and_weight_loads() {
         wdl: &wdl,
         moves_left: None,
         weights: None,
+        aux: Default::default(),
     };
     let mut tr = Trainer::new(&model, TrainConfig::sgd()).unwrap();
     for _ in 0..3 {

@@ -27,6 +27,7 @@ fn tiny(h: usize, w: usize, policy_size: usize) -> NetConfig {
         value_channels: 4,
         value_hidden: 8,
         moves_left_head: true,
+        aux: Default::default(),
     }
 }
 
@@ -242,6 +243,7 @@ fn training_lowers_loss_sgd_and_adamw() {
             wdl: &wdl,
             moves_left: Some(&ml),
             weights: Some(&w),
+            aux: Default::default(),
         };
         let mut tr = Trainer::new(&model, tc.clone()).unwrap();
         tr.set_lr(
@@ -283,6 +285,7 @@ fn checkpoint_round_trip_is_bit_exact() {
         wdl: &wdl,
         moves_left: Some(&ml),
         weights: Some(&w),
+        aux: Default::default(),
     };
     let mut tr = Trainer::new(&model, TrainConfig::sgd()).unwrap();
     for _ in 0..3 {
@@ -551,6 +554,7 @@ fn mapped_policy_head() {
         wdl: &wdl,
         moves_left: Some(&ml),
         weights: Some(&w),
+        aux: Default::default(),
     };
     let mut tr = Trainer::new(&model, TrainConfig::adamw()).unwrap();
     let first = tr.step(&model, &batch).unwrap();
