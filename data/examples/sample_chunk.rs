@@ -13,6 +13,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         network: "gen-000001-step-000000100".into(),
         worker: "sample".into(),
         created_unix: 1_700_000_000,
+        short_term_horizons: vec![6, 16],
     };
     let rows: Vec<Row> = (0..3)
         .map(|i| Row {
@@ -24,6 +25,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             ply: i as u32,
             weight: 1.0,
             policy_weight: if i == 1 { 0.0 } else { 1.0 },
+            opponent_policy: if i == 2 { vec![] } else { vec![(i as u32 + 1, 1.0)] },
+            opponent_weight: if i == 2 { 0.0 } else { 1.0 },
+            short_term: vec![0.4, 0.6],
+            short_term_weight: 1.0,
+            material: 0.25f32.tanh(),
+            material_weight: 1.0,
         })
         .collect();
     let game = GameRecord {

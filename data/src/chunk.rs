@@ -9,7 +9,7 @@ use hdf5::types::VarLenUnicode;
 use hdf5::{File, H5Type};
 
 use crate::error::{io_err, DataError, Result};
-use crate::{ChunkMeta, GameRecord, Row, RowBlock, SCHEMA_VERSION};
+use crate::{ChunkMeta, GameRecord, Row, RowBlock, MIN_SCHEMA_VERSION, SCHEMA_VERSION};
 
 /// Rows per HDF5 chunk of the `planes` dataset (compression unit).
 const PLANE_CHUNK_ROWS: usize = 64;
@@ -35,33 +35,73 @@ fn h5err(path: &Path) -> impl Fn(hdf5::Error) -> DataError + '_ {
 /// Writes `rows` and `games` as one chunk file at `path`, atomically: the data goes to a
 /// temporary file in the same directory, which is fsynced and renamed to `path` (then the
 /// directory is fsynced). A reader never sees a partial `path`. Rows are validated first
-/// (plane length, policy indices below `meta.policy_size`, finite values).
+/// (plane length, policy indices below `meta.policy_size`, one short-term value per horizon of
+/// `meta.short_term_horizons`, finite values).
 pub fn write_chunk(path: &Path, meta: &ChunkMeta, rows: &[Row], games: &[GameRecord]) -> Result<()> {
     let plane_len = meta.plane_len();
     let invalid = |msg: String| DataError::Invalid { path: path.to_path_buf(), msg };
     if plane_len == 0 {
         return Err(invalid(format!("planes shape {:?} is empty", meta.planes)));
     }
+    let k = meta.short_term_horizons.len();
     for (i, r) in rows.iter().enumerate() {
         if r.planes.len() != plane_len {
             return Err(invalid(format!("row {i}: {} plane values, expected {plane_len} ({:?})", r.planes.len(), meta.planes)));
         }
-        if let Some(&(m, _)) = r.policy.iter().find(|&&(m, _)| m as usize >= meta.policy_size) {
-            return Err(invalid(format!("row {i}: policy index {m} >= policy_size {}", meta.policy_size)));
+        for (what, pairs) in [("policy", &r.policy), ("opponent policy", &r.opponent_policy)] {
+            if let Some(&(m, _)) = pairs.iter().find(|&&(m, _)| m as usize >= meta.policy_size) {
+                return Err(invalid(format!("row {i}: {what} index {m} >= policy_size {}", meta.policy_size)));
+            }
         }
-        if r.policy.iter().any(|&(_, p)| !p.is_finite())
-            || !r.wdl.iter().all(|x| x.is_finite())
-            || !(r.search_value.is_finite() && r.moves_left.is_finite() && r.weight.is_finite() && r.policy_weight.is_finite())
+        if r.short_term.len() != k {
+            return Err(invalid(format!("row {i}: {} short-term values, expected one per horizon {:?}", r.short_term.len(), meta.short_term_horizons)));
+        }
+        let scalars = [
+            r.search_value,
+            r.moves_left,
+            r.weight,
+            r.policy_weight,
+            r.opponent_weight,
+            r.short_term_weight,
+            r.material,
+            r.material_weight,
+        ];
+        if r.policy.iter().chain(&r.opponent_policy).any(|&(_, p)| !p.is_finite())
+            || !r.wdl.iter().chain(&r.short_term).chain(&scalars).all(|x| x.is_finite())
         {
             return Err(invalid(format!("row {i}: non-finite value")));
         }
     }
-    let block = RowBlock::from_rows(plane_len, rows);
+    let mut block = RowBlock::from_rows(plane_len, rows);
+    block.short_term_horizons = meta.short_term_horizons.clone();
     write_block(path, meta, &block, games)
 }
 
-/// [`write_chunk`] from column form (no per-row validation beyond shapes).
+/// [`write_chunk`] from column form (no per-row validation beyond shapes; the short-term
+/// horizons written are `meta`'s).
 pub fn write_block(path: &Path, meta: &ChunkMeta, block: &RowBlock, games: &[GameRecord]) -> Result<()> {
+    let (n, k) = (block.len(), meta.short_term_horizons.len());
+    let per_row = [
+        block.search_value.len(),
+        block.moves_left.len(),
+        block.ply.len(),
+        block.weight.len(),
+        block.policy_weight.len(),
+        block.opponent_weight.len(),
+        block.short_term_weight.len(),
+        block.material.len(),
+        block.material_weight.len(),
+    ];
+    let shapes_ok = block.planes.len() == n * meta.plane_len()
+        && per_row.iter().all(|&l| l == n)
+        && block.short_term.len() == n * k
+        && block.policy_offsets.len() == n + 1
+        && block.opponent_offsets.len() == n + 1
+        && block.policy_index.len() == block.policy_prob.len()
+        && block.opponent_index.len() == block.opponent_prob.len();
+    if !shapes_ok {
+        return Err(DataError::Invalid { path: path.to_path_buf(), msg: format!("row block columns disagree ({n} rows, {k} short-term horizons)") });
+    }
     let tmp = tmp_path_for(path);
     let res = (|| -> Result<()> {
         write_h5(&tmp, meta, block, games)?;
@@ -118,6 +158,27 @@ fn write_h5(tmp: &Path, meta: &ChunkMeta, b: &RowBlock, games: &[GameRecord]) ->
     write_1d(&file, "weight", &b.weight).map_err(e)?;
     write_1d(&file, "policy_weight", &b.policy_weight).map_err(e)?;
     write_1d(&file, "ply", &b.ply).map_err(e)?;
+    write_1d(&file, "opponent_policy_offsets", &b.opponent_offsets).map_err(e)?;
+    write_1d(&file, "opponent_policy_index", &b.opponent_index).map_err(e)?;
+    write_1d(&file, "opponent_policy_prob", &b.opponent_prob).map_err(e)?;
+    write_1d(&file, "opponent_policy_weight", &b.opponent_weight).map_err(e)?;
+    {
+        let k = meta.short_term_horizons.len();
+        let mut builder = file.new_dataset::<f32>();
+        if n > 0 && k > 0 {
+            builder = builder.chunk([FLAT_CHUNK.min(n), k]).shuffle().deflate(GZIP_LEVEL);
+        }
+        let ds = builder.shape([n, k]).create("short_term_value").map_err(e)?;
+        if n > 0 && k > 0 {
+            ds.write_raw(&b.short_term).map_err(e)?;
+        }
+        if k > 0 {
+            ds.new_attr::<u32>().shape([k]).create("horizons").map_err(e)?.write_raw(&meta.short_term_horizons).map_err(e)?;
+        }
+    }
+    write_1d(&file, "short_term_weight", &b.short_term_weight).map_err(e)?;
+    write_1d(&file, "material", &b.material).map_err(e)?;
+    write_1d(&file, "material_weight", &b.material_weight).map_err(e)?;
     let mut json = Vec::with_capacity(games.len());
     for g in games {
         let s = serde_json::to_string(g).map_err(|err| DataError::Invalid { path: tmp.to_path_buf(), msg: err.to_string() })?;
@@ -180,6 +241,8 @@ pub struct Chunk {
     pub games: usize,
     /// Number of (index, probability) policy entries in the file (M).
     pub policy_entries: usize,
+    /// Schema version of the file ([`MIN_SCHEMA_VERSION`]..=[`SCHEMA_VERSION`]).
+    pub schema_version: u32,
     file: File,
 }
 
@@ -194,14 +257,15 @@ impl Chunk {
         let corrupt = |msg: String| DataError::Corrupt { path: path.to_path_buf(), msg };
         let file = File::open(path).map_err(&err)?;
         let version = read_attr_u64(&file, "schema_version").map_err(&err)?;
-        if version != SCHEMA_VERSION as u64 {
+        if !(MIN_SCHEMA_VERSION as u64..=SCHEMA_VERSION as u64).contains(&version) {
             return Err(DataError::Mismatch {
                 path: path.to_path_buf(),
                 what: "schema version",
                 found: version.to_string(),
-                expected: SCHEMA_VERSION.to_string(),
+                expected: format!("{MIN_SCHEMA_VERSION}..={SCHEMA_VERSION}"),
             });
         }
+        let version = version as u32;
         let planes = file.dataset("planes").map_err(&err)?;
         let shape = planes.shape();
         if shape.len() != 4 {
@@ -216,9 +280,14 @@ impl Chunk {
             network: read_attr_str(&file, "network").map_err(&err)?,
             worker: read_attr_str(&file, "worker").map_err(&err)?,
             created_unix: read_attr_u64(&file, "created_unix").map_err(&err)?,
+            short_term_horizons: Vec::new(),
         };
         let len_of = |name: &str| -> Result<Vec<usize>> { Ok(file.dataset(name).map_err(&err)?.shape()) };
-        for name in ["search_value", "moves_left", "weight", "policy_weight", "ply"] {
+        let mut per_row = vec!["search_value", "moves_left", "weight", "policy_weight", "ply"];
+        if version >= 2 {
+            per_row.extend(["opponent_policy_weight", "short_term_weight", "material", "material_weight"]);
+        }
+        for name in per_row {
             let s = len_of(name)?;
             if s != [n] {
                 return Err(corrupt(format!("{name} has shape {s:?}, expected [{n}]")));
@@ -241,7 +310,29 @@ impl Chunk {
         if g.len() != 1 {
             return Err(corrupt(format!("games has shape {g:?}")));
         }
-        Ok(Chunk { path: path.to_path_buf(), meta, rows: n, games: g[0], policy_entries: m[0], file })
+        let mut meta = meta;
+        if version >= 2 {
+            let s = len_of("opponent_policy_offsets")?;
+            if s != [n + 1] {
+                return Err(corrupt(format!("opponent_policy_offsets has shape {s:?}, expected [{}]", n + 1)));
+            }
+            let (m, mp) = (len_of("opponent_policy_index")?, len_of("opponent_policy_prob")?);
+            if m.len() != 1 || m != mp {
+                return Err(corrupt(format!("opponent_policy_index {m:?} and opponent_policy_prob {mp:?} differ")));
+            }
+            let ds = file.dataset("short_term_value").map_err(&err)?;
+            let s = ds.shape();
+            if s.len() != 2 || s[0] != n {
+                return Err(corrupt(format!("short_term_value has shape {s:?}, expected [{n}, K]")));
+            }
+            if s[1] > 0 {
+                meta.short_term_horizons = ds.attr("horizons").and_then(|a| a.read_raw::<u32>()).map_err(&err)?;
+            }
+            if meta.short_term_horizons.len() != s[1] {
+                return Err(corrupt(format!("short_term_value has {} columns but {} horizons", s[1], meta.short_term_horizons.len())));
+            }
+        }
+        Ok(Chunk { path: path.to_path_buf(), meta, rows: n, games: g[0], policy_entries: m[0], schema_version: version, file })
     }
 
     /// Opens and checks against `expect` in one go.
@@ -290,26 +381,60 @@ impl Chunk {
         b.weight = self.read_vec("weight")?;
         b.policy_weight = self.read_vec("policy_weight")?;
         b.ply = self.read_vec("ply")?;
+        b.short_term_horizons = self.meta.short_term_horizons.clone();
+        if self.schema_version >= 2 {
+            b.opponent_offsets = self.read_vec("opponent_policy_offsets")?;
+            b.opponent_index = self.read_vec("opponent_policy_index")?;
+            b.opponent_prob = self.read_vec("opponent_policy_prob")?;
+            b.opponent_weight = self.read_vec("opponent_policy_weight")?;
+            b.short_term = self.read_vec("short_term_value")?;
+            b.short_term_weight = self.read_vec("short_term_weight")?;
+            b.material = self.read_vec("material")?;
+            b.material_weight = self.read_vec("material_weight")?;
+        } else {
+            // Schema 1 has no auxiliary targets: absent (weight 0).
+            b.opponent_offsets = vec![0; n + 1];
+            b.opponent_weight = vec![0.0; n];
+            b.short_term_weight = vec![0.0; n];
+            b.material = vec![0.0; n];
+            b.material_weight = vec![0.0; n];
+        }
         let _ = &err;
+        let per_row = [
+            b.search_value.len(),
+            b.moves_left.len(),
+            b.weight.len(),
+            b.policy_weight.len(),
+            b.ply.len(),
+            b.opponent_weight.len(),
+            b.short_term_weight.len(),
+            b.material.len(),
+            b.material_weight.len(),
+        ];
         let ok_lens = b.planes.len() == n * plane_len
             && b.wdl.len() == n
-            && [b.search_value.len(), b.moves_left.len(), b.weight.len(), b.policy_weight.len(), b.ply.len()].iter().all(|&l| l == n)
+            && per_row.iter().all(|&l| l == n)
+            && b.short_term.len() == n * b.short_term_horizons.len()
             && b.policy_offsets.len() == n + 1
-            && b.policy_index.len() == b.policy_prob.len();
+            && b.policy_index.len() == b.policy_prob.len()
+            && b.opponent_offsets.len() == n + 1
+            && b.opponent_index.len() == b.opponent_prob.len();
         if !ok_lens {
             return Err(DataError::Corrupt { path: self.path.clone(), msg: "dataset lengths disagree".into() });
         }
-        self.check_offsets(&b.policy_offsets, &b.policy_index)?;
+        self.check_offsets("policy", &b.policy_offsets, &b.policy_index)?;
+        self.check_offsets("opponent_policy", &b.opponent_offsets, &b.opponent_index)?;
         Ok(b)
     }
 
-    fn check_offsets(&self, off: &[u64], idx: &[u32]) -> Result<()> {
+    /// Checks CSR `off` (`<what>_offsets`) against its indices `idx`.
+    fn check_offsets(&self, what: &str, off: &[u64], idx: &[u32]) -> Result<()> {
         let bad = off.first() != Some(&0) || off.windows(2).any(|w| w[0] > w[1]) || off.last().copied() != Some(idx.len() as u64);
         if bad {
-            return Err(DataError::Corrupt { path: self.path.clone(), msg: "policy_offsets are not a valid CSR index".into() });
+            return Err(DataError::Corrupt { path: self.path.clone(), msg: format!("{what}_offsets are not a valid CSR index") });
         }
         if let Some(&m) = idx.iter().find(|&&m| m as usize >= self.meta.policy_size) {
-            return Err(DataError::Corrupt { path: self.path.clone(), msg: format!("policy index {m} >= policy_size {}", self.meta.policy_size) });
+            return Err(DataError::Corrupt { path: self.path.clone(), msg: format!("{what} index {m} >= policy_size {}", self.meta.policy_size) });
         }
         Ok(())
     }

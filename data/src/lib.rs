@@ -21,10 +21,19 @@ pub use window::{ReplayWindow, WindowConfig};
 use serde::{Deserialize, Serialize};
 
 /// Version of the chunk file schema (this crate), stored as the `schema_version` attribute.
-pub const SCHEMA_VERSION: u32 = 1;
+/// Version 2 added the auxiliary targets (opponent policy, short-term values, material); version
+/// 1 chunks stay readable, with those targets absent (weight 0).
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// Oldest chunk schema version that is still read.
+pub const MIN_SCHEMA_VERSION: u32 = 1;
+
+/// Material balance (pawns) that maps to `tanh(1)` in the material target:
+/// `material = tanh(balance / MATERIAL_SCALE)`.
+pub const MATERIAL_SCALE: f32 = 4.0;
 
 /// One training example (a position where a search was run).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Row {
     /// C*H*W input planes (`vzero_encoding::InputEncoder` output).
     pub planes: Vec<f32>,
@@ -42,6 +51,20 @@ pub struct Row {
     pub weight: f32,
     /// 1 for a full search (policy recorded), 0 for a cheap one.
     pub policy_weight: f32,
+    /// Policy target of the next searched position of the game (the opponent's reply): its
+    /// search policy when that was a full search, else one-hot on the move played there.
+    pub opponent_policy: Vec<(u32, f32)>,
+    /// 1 when `opponent_policy` is a target, 0 at the last position of a game.
+    pub opponent_weight: f32,
+    /// Short-term value targets for the side to move, one per horizon of the chunk
+    /// ([`ChunkMeta::short_term_horizons`]), in [-1, 1].
+    pub short_term: Vec<f32>,
+    /// 1 when `short_term` is a target, 0 when absent (e.g. read from a schema-1 chunk).
+    pub short_term_weight: f32,
+    /// `tanh(quiescent material balance / MATERIAL_SCALE)` for the side to move.
+    pub material: f32,
+    /// 1 when `material` is a target, 0 when absent.
+    pub material_weight: f32,
 }
 
 /// One finished game, for opening statistics and PGN export.
@@ -77,6 +100,10 @@ pub struct ChunkMeta {
     pub network: String,
     pub worker: String,
     pub created_unix: u64,
+    /// Horizons (plies) of the rows' short-term value targets, in column order (empty in
+    /// schema-1 chunks).
+    #[serde(default)]
+    pub short_term_horizons: Vec<u32>,
 }
 
 impl ChunkMeta {
@@ -88,7 +115,8 @@ impl ChunkMeta {
 
 /// Rows in column form (what a chunk stores, what the window caches and what a sampled batch
 /// is). `policy_offsets` has `len() + 1` entries; row `i`'s policy is
-/// `policy_index/policy_prob[policy_offsets[i]..policy_offsets[i+1]]`.
+/// `policy_index/policy_prob[policy_offsets[i]..policy_offsets[i+1]]`, and likewise for the
+/// opponent policy. `short_term` holds `short_term_horizons.len()` values per row.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RowBlock {
     /// C*H*W of one row.
@@ -103,22 +131,48 @@ pub struct RowBlock {
     pub ply: Vec<u32>,
     pub weight: Vec<f32>,
     pub policy_weight: Vec<f32>,
+    pub opponent_offsets: Vec<u64>,
+    pub opponent_index: Vec<u32>,
+    pub opponent_prob: Vec<f32>,
+    pub opponent_weight: Vec<f32>,
+    /// Horizons (plies) of the `short_term` columns.
+    pub short_term_horizons: Vec<u32>,
+    pub short_term: Vec<f32>,
+    pub short_term_weight: Vec<f32>,
+    pub material: Vec<f32>,
+    pub material_weight: Vec<f32>,
+}
+
+/// Appends `src` to the CSR columns (`offsets`, `index`, `prob`).
+fn push_csr(offsets: &mut Vec<u64>, index: &mut Vec<u32>, prob: &mut Vec<f32>, src: (&[u32], &[f32])) {
+    index.extend_from_slice(src.0);
+    prob.extend_from_slice(src.1);
+    offsets.push(index.len() as u64);
+}
+
+/// Row `i` of CSR columns.
+fn csr_row<'a>(offsets: &[u64], index: &'a [u32], prob: &'a [f32], i: usize) -> (&'a [u32], &'a [f32]) {
+    let r = offsets[i] as usize..offsets[i + 1] as usize;
+    (&index[r.clone()], &prob[r])
 }
 
 impl RowBlock {
+    /// An empty block for rows of `plane_len` plane values and no short-term horizons.
     pub fn new(plane_len: usize) -> Self {
-        RowBlock { plane_len, policy_offsets: vec![0], ..Default::default() }
+        RowBlock { plane_len, policy_offsets: vec![0], opponent_offsets: vec![0], ..Default::default() }
     }
 
+    /// Number of rows.
     pub fn len(&self) -> usize {
         self.wdl.len()
     }
 
+    /// True when the block has no rows.
     pub fn is_empty(&self) -> bool {
         self.wdl.is_empty()
     }
 
-    /// Empties the block, keeping its allocations and `plane_len`.
+    /// Empties the block, keeping its allocations, `plane_len` and horizons.
     pub fn clear(&mut self) {
         self.planes.clear();
         self.policy_offsets.clear();
@@ -131,20 +185,40 @@ impl RowBlock {
         self.ply.clear();
         self.weight.clear();
         self.policy_weight.clear();
+        self.opponent_offsets.clear();
+        self.opponent_offsets.push(0);
+        self.opponent_index.clear();
+        self.opponent_prob.clear();
+        self.opponent_weight.clear();
+        self.short_term.clear();
+        self.short_term_weight.clear();
+        self.material.clear();
+        self.material_weight.clear();
     }
 
     /// Row `i`'s policy target as (indices, probabilities).
     pub fn policy(&self, i: usize) -> (&[u32], &[f32]) {
-        let r = self.policy_offsets[i] as usize..self.policy_offsets[i + 1] as usize;
-        (&self.policy_index[r.clone()], &self.policy_prob[r])
+        csr_row(&self.policy_offsets, &self.policy_index, &self.policy_prob, i)
     }
 
+    /// Row `i`'s opponent policy target as (indices, probabilities).
+    pub fn opponent_policy(&self, i: usize) -> (&[u32], &[f32]) {
+        csr_row(&self.opponent_offsets, &self.opponent_index, &self.opponent_prob, i)
+    }
+
+    /// Row `i`'s short-term value targets (one per horizon).
+    pub fn short_term(&self, i: usize) -> &[f32] {
+        let k = self.short_term_horizons.len();
+        &self.short_term[i * k..(i + 1) * k]
+    }
+
+    /// Row `i`'s input planes.
     pub fn row_planes(&self, i: usize) -> &[f32] {
         &self.planes[i * self.plane_len..(i + 1) * self.plane_len]
     }
 
     /// Appends one row. Panics if `row.planes.len() != plane_len` (use [`write_chunk`]'s checks
-    /// for untrusted data).
+    /// for untrusted data); `row.short_term` should have one value per horizon of the block.
     pub fn push(&mut self, row: &Row) {
         assert_eq!(row.planes.len(), self.plane_len, "row planes length");
         self.planes.extend_from_slice(&row.planes);
@@ -159,41 +233,96 @@ impl RowBlock {
         self.ply.push(row.ply);
         self.weight.push(row.weight);
         self.policy_weight.push(row.policy_weight);
+        for &(i, p) in &row.opponent_policy {
+            self.opponent_index.push(i);
+            self.opponent_prob.push(p);
+        }
+        self.opponent_offsets.push(self.opponent_index.len() as u64);
+        self.opponent_weight.push(row.opponent_weight);
+        self.short_term.extend_from_slice(&row.short_term);
+        self.short_term_weight.push(row.short_term_weight);
+        self.material.push(row.material);
+        self.material_weight.push(row.material_weight);
     }
 
-    /// Appends row `i` of `other` (same `plane_len`).
+    /// Appends row `i` of `other` (same `plane_len`). When the two blocks' short-term horizons
+    /// differ, the row's short-term targets are absent here (zeros, weight 0).
     pub fn push_from(&mut self, other: &RowBlock, i: usize) {
         self.planes.extend_from_slice(other.row_planes(i));
-        let (idx, prob) = other.policy(i);
-        self.policy_index.extend_from_slice(idx);
-        self.policy_prob.extend_from_slice(prob);
-        self.policy_offsets.push(self.policy_index.len() as u64);
+        push_csr(&mut self.policy_offsets, &mut self.policy_index, &mut self.policy_prob, other.policy(i));
         self.wdl.push(other.wdl[i]);
         self.search_value.push(other.search_value[i]);
         self.moves_left.push(other.moves_left[i]);
         self.ply.push(other.ply[i]);
         self.weight.push(other.weight[i]);
         self.policy_weight.push(other.policy_weight[i]);
+        push_csr(&mut self.opponent_offsets, &mut self.opponent_index, &mut self.opponent_prob, other.opponent_policy(i));
+        self.opponent_weight.push(other.opponent_weight[i]);
+        if self.short_term_horizons == other.short_term_horizons {
+            self.short_term.extend_from_slice(other.short_term(i));
+            self.short_term_weight.push(other.short_term_weight[i]);
+        } else {
+            let len = self.short_term.len() + self.short_term_horizons.len();
+            self.short_term.resize(len, 0.0);
+            self.short_term_weight.push(0.0);
+        }
+        self.material.push(other.material[i]);
+        self.material_weight.push(other.material_weight[i]);
     }
 
+    /// Re-lays the short-term columns out for the horizons `wanted` (in that order): each is
+    /// taken from the column of the same horizon; if any is missing, every row's short-term
+    /// targets become absent (zeros, weight 0).
+    pub fn project_short_term(&mut self, wanted: &[u32]) {
+        if self.short_term_horizons == wanted {
+            return;
+        }
+        let (n, k) = (self.len(), self.short_term_horizons.len());
+        let cols: Option<Vec<usize>> = wanted.iter().map(|h| self.short_term_horizons.iter().position(|x| x == h)).collect();
+        let mut out = Vec::with_capacity(n * wanted.len());
+        match cols {
+            Some(cols) => {
+                for i in 0..n {
+                    out.extend(cols.iter().map(|&c| self.short_term[i * k + c]));
+                }
+            }
+            None => {
+                out.resize(n * wanted.len(), 0.0);
+                self.short_term_weight.iter_mut().for_each(|w| *w = 0.0);
+            }
+        }
+        self.short_term = out;
+        self.short_term_horizons = wanted.to_vec();
+    }
+
+    /// Row `i` as a [`Row`].
     pub fn row(&self, i: usize) -> Row {
-        let (idx, prob) = self.policy(i);
+        let pairs = |(idx, prob): (&[u32], &[f32])| idx.iter().copied().zip(prob.iter().copied()).collect();
         Row {
             planes: self.row_planes(i).to_vec(),
-            policy: idx.iter().copied().zip(prob.iter().copied()).collect(),
+            policy: pairs(self.policy(i)),
             wdl: self.wdl[i],
             search_value: self.search_value[i],
             moves_left: self.moves_left[i],
             ply: self.ply[i],
             weight: self.weight[i],
             policy_weight: self.policy_weight[i],
+            opponent_policy: pairs(self.opponent_policy(i)),
+            opponent_weight: self.opponent_weight[i],
+            short_term: self.short_term(i).to_vec(),
+            short_term_weight: self.short_term_weight[i],
+            material: self.material[i],
+            material_weight: self.material_weight[i],
         }
     }
 
+    /// All rows as [`Row`]s.
     pub fn to_rows(&self) -> Vec<Row> {
         (0..self.len()).map(|i| self.row(i)).collect()
     }
 
+    /// A block of `rows` (no short-term horizons recorded: set `short_term_horizons` to match
+    /// the rows' `short_term` values).
     pub fn from_rows(plane_len: usize, rows: &[Row]) -> Self {
         let mut b = RowBlock::new(plane_len);
         for r in rows {
@@ -204,6 +333,9 @@ impl RowBlock {
 
     /// Approximate heap size in bytes.
     pub fn heap_bytes(&self) -> usize {
-        self.planes.len() * 4 + self.policy_offsets.len() * 8 + self.policy_index.len() * 8 + self.len() * (12 + 4 * 5)
+        (self.planes.len() + self.short_term.len()) * 4
+            + (self.policy_offsets.len() + self.opponent_offsets.len()) * 8
+            + (self.policy_index.len() + self.opponent_index.len()) * 8
+            + self.len() * (12 + 4 * 9)
     }
 }

@@ -70,6 +70,8 @@ pub struct ReplayWindow {
     prefix: Vec<usize>,
     cache: HashMap<PathBuf, Arc<RowBlock>>,
     rng: StdRng,
+    /// Short-term horizons every block is projected to (None = as stored).
+    short_term_horizons: Option<Vec<u32>>,
 }
 
 impl ReplayWindow {
@@ -87,7 +89,17 @@ impl ReplayWindow {
             prefix: vec![0],
             cache: HashMap::new(),
             rng: StdRng::seed_from_u64(seed),
+            short_term_horizons: None,
         })
+    }
+
+    /// Lays every sampled row's short-term targets out for `horizons` (the reader's, e.g. the
+    /// network's; empty = none), whatever the chunk stores: chunks that lack one of them (or
+    /// schema-1 chunks) give those rows absent targets (weight 0). See
+    /// [`RowBlock::project_short_term`]. Default: as stored.
+    pub fn set_short_term_horizons(&mut self, horizons: &[u32]) {
+        self.short_term_horizons = Some(horizons.to_vec());
+        self.cache.clear();
     }
 
     /// Looks for new chunk files and recomputes the window. Returns the number of rows added.
@@ -220,7 +232,12 @@ impl ReplayWindow {
             picks.swap(i, j);
         }
         out.clear();
-        out.plane_len = blocks.first().map(|b| b.1.plane_len).unwrap_or(0);
+        if let Some(first) = blocks.first() {
+            out.plane_len = first.1.plane_len;
+            if out.short_term_horizons != first.1.short_term_horizons {
+                out.short_term_horizons = first.1.short_term_horizons.clone();
+            }
+        }
         for (k, r) in picks {
             let b = &blocks[blocks.binary_search_by_key(&k, |b| b.0).unwrap_or(0)].1;
             out.push_from(b, r);
@@ -241,7 +258,11 @@ impl ReplayWindow {
             return Ok(b.clone());
         }
         let c = Chunk::open(path)?;
-        let b = Arc::new(c.read_block()?);
+        let mut b = c.read_block()?;
+        if let Some(h) = &self.short_term_horizons {
+            b.project_short_term(h);
+        }
+        let b = Arc::new(b);
         if b.len() != self.index[i].rows {
             return Err(DataError::Corrupt { path: path.clone(), msg: "row count changed since it was indexed".into() });
         }

@@ -15,6 +15,7 @@ fn meta(variant: &str) -> ChunkMeta {
         network: "gen-000000-step-000000000".into(),
         worker: "test".into(),
         created_unix: 1_700_000_000,
+        short_term_horizons: vec![6, 16],
     }
 }
 
@@ -37,6 +38,12 @@ fn rows(n: usize, tag: u32, seed: u64) -> Vec<Row> {
                 ply: tag,
                 weight: rng.gen(),
                 policy_weight: (i % 2) as f32,
+                opponent_policy: (0..rng.gen_range(0..3)).map(|_| (rng.gen_range(0..POLICY as u32), rng.gen())).collect(),
+                opponent_weight: (i % 3 != 2) as u32 as f32,
+                short_term: vec![rng.gen_range(-1.0..1.0), rng.gen_range(-1.0..1.0)],
+                short_term_weight: 1.0,
+                material: rng.gen_range(-1.0..1.0),
+                material_weight: 1.0,
             }
         })
         .collect()
@@ -98,6 +105,17 @@ fn invalid_rows_rejected_nothing_written() {
     let mut r = rows(3, 0, 2);
     r[2].planes.pop();
     assert!(write_chunk(&p, &meta("empire"), &r, &[]).is_err());
+    let mut r = rows(3, 0, 2);
+    r[0].opponent_policy.push((POLICY as u32 + 1, 1.0));
+    let e = write_chunk(&p, &meta("empire"), &r, &[]).unwrap_err().to_string();
+    assert!(e.contains("opponent policy index 51"), "{e}");
+    let mut r = rows(3, 0, 2);
+    r[1].short_term.pop();
+    let e = write_chunk(&p, &meta("empire"), &r, &[]).unwrap_err().to_string();
+    assert!(e.contains("row 1") && e.contains("short-term"), "{e}");
+    let mut r = rows(3, 0, 2);
+    r[2].material = f32::NAN;
+    assert!(write_chunk(&p, &meta("empire"), &r, &[]).unwrap_err().to_string().contains("non-finite"));
     assert!(!p.exists());
     assert_eq!(fs::read_dir(run.data_dir()).unwrap().count(), 0, "no file, no tmp left");
 }
@@ -264,4 +282,134 @@ fn window_samples_only_newest_chunks_and_grows() {
     let b = w.sample(500).unwrap();
     assert!(b.ply.iter().all(|&t| t >= 15));
     assert_eq!(w.window_chunks().len(), 15);
+}
+
+/// Writes `rows` with the schema-1 layout (no auxiliary targets), as chunks written before
+/// schema 2 are.
+fn write_schema1(path: &std::path::Path, m: &ChunkMeta, rows: &[Row]) {
+    use hdf5::types::VarLenUnicode;
+    let f = hdf5::File::create(path).unwrap();
+    let n = rows.len();
+    let [c, h, w] = m.planes;
+    let planes: Vec<f32> = rows.iter().flat_map(|r| r.planes.clone()).collect();
+    f.new_dataset::<f32>().shape([n, c, h, w]).create("planes").unwrap().write_raw(&planes).unwrap();
+    let mut off = vec![0u64];
+    let (mut idx, mut prob) = (Vec::new(), Vec::new());
+    for r in rows {
+        idx.extend(r.policy.iter().map(|x| x.0));
+        prob.extend(r.policy.iter().map(|x| x.1));
+        off.push(idx.len() as u64);
+    }
+    fn ds<T: hdf5::H5Type>(f: &hdf5::File, name: &str, v: &[T]) {
+        let d = f.new_dataset::<T>().shape([v.len()]).create(name).unwrap();
+        if !v.is_empty() {
+            d.write_raw(v).unwrap();
+        }
+    }
+    ds(&f, "policy_offsets", &off);
+    ds(&f, "policy_index", &idx);
+    ds(&f, "policy_prob", &prob);
+    let wdl: Vec<f32> = rows.iter().flat_map(|r| r.wdl).collect();
+    f.new_dataset::<f32>().shape([n, 3]).create("wdl").unwrap().write_raw(&wdl).unwrap();
+    let col = |g: fn(&Row) -> f32| rows.iter().map(g).collect::<Vec<f32>>();
+    ds(&f, "search_value", &col(|r| r.search_value));
+    ds(&f, "moves_left", &col(|r| r.moves_left));
+    ds(&f, "weight", &col(|r| r.weight));
+    ds(&f, "policy_weight", &col(|r| r.policy_weight));
+    ds(&f, "ply", &rows.iter().map(|r| r.ply).collect::<Vec<u32>>());
+    ds::<VarLenUnicode>(&f, "games", &[]);
+    let u64_attr = |name: &str, v: u64| f.new_attr::<u64>().shape(()).create(name).unwrap().write_scalar(&v).unwrap();
+    let str_attr = |name: &str, v: &str| {
+        let s: VarLenUnicode = v.parse().unwrap();
+        f.new_attr::<VarLenUnicode>().shape(()).create(name).unwrap().write_scalar(&s).unwrap()
+    };
+    u64_attr("schema_version", 1);
+    str_attr("variant", &m.variant);
+    u64_attr("encoding_version", m.encoding_version as u64);
+    u64_attr("policy_size", m.policy_size as u64);
+    str_attr("network", &m.network);
+    str_attr("worker", &m.worker);
+    u64_attr("created_unix", m.created_unix);
+}
+
+#[test]
+fn schema_1_chunks_read_with_absent_aux_targets() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = RunDir::create_or_open(dir.path()).unwrap();
+    let old = run.new_chunk_path("old");
+    let mut r = rows(50, 1, 9);
+    write_schema1(&old, &meta("empire"), &r);
+    let c = Chunk::open(&old).unwrap();
+    assert_eq!(c.schema_version, 1);
+    assert!(c.meta.short_term_horizons.is_empty());
+    c.check(&expect("empire")).unwrap();
+    // Everything schema 1 stored reads back exactly; the aux targets are absent (weight 0).
+    for x in &mut r {
+        *x = Row { opponent_policy: vec![], opponent_weight: 0.0, short_term: vec![], short_term_weight: 0.0, material: 0.0, material_weight: 0.0, ..x.clone() };
+    }
+    assert_eq!(c.read_all().unwrap(), r);
+
+    // A window over old and new chunks: old rows without, new rows with aux targets, laid out
+    // for the reader's horizons.
+    let new = run.new_chunk_path("new");
+    let r2 = rows(50, 2, 10);
+    write_chunk(&new, &meta("empire"), &r2, &[]).unwrap();
+    assert_eq!(Chunk::open(&new).unwrap().schema_version, SCHEMA_VERSION);
+    let mut w = ReplayWindow::new(&run, expect("empire"), WindowConfig { min_rows: 1000, scale: 1.0, exponent: 1.0 }, 3).unwrap();
+    w.set_short_term_horizons(&[16, 6]);
+    w.refresh().unwrap();
+    let b = w.sample(400).unwrap();
+    assert_eq!(b.short_term_horizons, vec![16, 6]);
+    let (mut old_rows, mut new_rows) = (0, 0);
+    for i in 0..b.len() {
+        if b.ply[i] == 1 {
+            old_rows += 1;
+            assert_eq!((b.opponent_weight[i], b.short_term_weight[i], b.material_weight[i]), (0.0, 0.0, 0.0));
+            assert!(b.opponent_policy(i).0.is_empty());
+        } else {
+            new_rows += 1;
+            let src = r2.iter().find(|x| x.planes == b.row_planes(i)).unwrap();
+            assert_eq!(b.short_term(i), [src.short_term[1], src.short_term[0]]);
+            assert_eq!((b.material[i], b.material_weight[i], b.short_term_weight[i]), (src.material, 1.0, 1.0));
+            assert_eq!(b.row(i).opponent_policy, src.opponent_policy);
+        }
+    }
+    assert!(old_rows > 100 && new_rows > 100, "{old_rows} {new_rows}");
+
+    // A future schema is refused, naming the versions read.
+    drop((c, w));
+    let f = hdf5::File::open_rw(&old).unwrap();
+    f.attr("schema_version").unwrap().write_scalar(&(SCHEMA_VERSION as u64 + 1)).unwrap();
+    drop(f);
+    let e = Chunk::open(&old).unwrap_err().to_string();
+    assert!(e.contains("schema version") && e.contains("1..=2"), "{e}");
+}
+
+#[test]
+fn short_term_columns_follow_the_readers_horizons() {
+    let m = ChunkMeta { short_term_horizons: vec![6, 16, 50], ..meta("empire") };
+    let mut r = rows(4, 0, 5);
+    for (i, x) in r.iter_mut().enumerate() {
+        x.short_term = vec![i as f32, 10.0 + i as f32, 20.0 + i as f32];
+    }
+    let mut b = RowBlock::from_rows(60, &r);
+    b.short_term_horizons = m.short_term_horizons.clone();
+    let mut picked = b.clone();
+    picked.project_short_term(&[50, 6]);
+    assert_eq!(picked.short_term(3), [23.0, 3.0]);
+    assert!(picked.short_term_weight.iter().all(|&w| w == 1.0));
+    let mut none = b.clone();
+    none.project_short_term(&[]);
+    assert!(none.short_term.is_empty() && none.short_term(2).is_empty());
+    let mut missing = b.clone();
+    missing.project_short_term(&[6, 32]);
+    assert_eq!(missing.short_term(1), [0.0, 0.0]);
+    assert!(missing.short_term_weight.iter().all(|&w| w == 0.0));
+    // Rows pushed from a block with other horizons have absent short-term targets.
+    let mut out = RowBlock::new(60);
+    out.short_term_horizons = vec![50, 6];
+    out.push_from(&picked, 0);
+    out.push_from(&b, 1);
+    assert_eq!((out.short_term(0), out.short_term_weight[0]), (&[20.0, 0.0][..], 1.0));
+    assert_eq!((out.short_term(1), out.short_term_weight[1]), (&[0.0, 0.0][..], 0.0));
 }
