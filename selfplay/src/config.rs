@@ -53,6 +53,10 @@ pub struct SelfplayConfig {
     pub sims_ramp_steps: u64,
     /// Share of the budgets at step 0 of the ramp.
     pub sims_start_fraction: f32,
+    /// Horizons (plies) of the short-term value targets written with every row (KataGo's
+    /// short-term values: exponentially weighted averages of the following search values, see
+    /// `data/README.md`); a network with `[net] short_term_value = true` predicts these.
+    pub short_term_horizons: Vec<u32>,
 }
 
 impl Default for SelfplayConfig {
@@ -79,6 +83,7 @@ impl Default for SelfplayConfig {
             poll_seconds: 2.0,
             sims_ramp_steps: 0,
             sims_start_fraction: 0.25,
+            short_term_horizons: vec![6, 16],
         }
     }
 }
@@ -103,6 +108,7 @@ impl SelfplayConfig {
         check(self.rows_per_chunk >= 1, "rows_per_chunk", "at least 1")?;
         check(self.poll_seconds > 0.0, "poll_seconds", "positive")?;
         check(self.sims_start_fraction > 0.0 && self.sims_start_fraction <= 1.0, "sims_start_fraction", "in (0, 1]")?;
+        vzero_model::validate_horizons(&self.short_term_horizons, false).map_err(|e| format!("selfplay.short_term_horizons {e}"))?;
         Ok(())
     }
 
@@ -176,5 +182,14 @@ mod tests {
         let tiny = SelfplayConfig { full_sims: 2, cheap_sims: 1, sims_start_fraction: 0.01, ..c };
         assert_eq!((tiny.playout_cap_at(0).full_sims, tiny.playout_cap_at(0).cheap_sims), (1, 1));
         assert!(SelfplayConfig { sims_start_fraction: 0.0, ..SelfplayConfig::default() }.validate().unwrap_err().contains("sims_start_fraction"));
+    }
+
+    #[test]
+    fn short_term_horizons_are_validated() {
+        SelfplayConfig::default().validate().unwrap();
+        for h in [vec![], vec![0], vec![6, 6], vec![1; 9]] {
+            let e = SelfplayConfig { short_term_horizons: h.clone(), ..SelfplayConfig::default() }.validate().unwrap_err();
+            assert!(e.starts_with("selfplay.short_term_horizons"), "{h:?}: {e}");
+        }
     }
 }

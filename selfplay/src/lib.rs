@@ -3,7 +3,9 @@
 //! run directory, and switch to the newest published checkpoint between moves.
 
 mod config;
+mod targets;
 mod worker;
 
 pub use config::SelfplayConfig;
+pub use targets::{finish_game, GameEnd, GameRow};
 pub use worker::{run_worker, Stats, WorkerContext};

@@ -10,13 +10,14 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use anyhow::{Context, Result};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use vzero_data::{write_chunk, ChunkMeta, GameRecord, RunDir, Row};
+use vzero_data::{write_chunk, ChunkMeta, GameRecord, RunDir, Row, MATERIAL_SCALE};
 use vzero_encoding::ENCODING_VERSION;
-use vzero_mcts::{gather_batch, FalseResignStats, Leaf, LeafValue, ResignTracker, Search, SearchConfig, VariantGame};
+use vzero_mcts::{gather_batch, FalseResignStats, Leaf, LeafValue, Quiescence, ResignTracker, Search, SearchConfig, VariantGame};
 use vzero_model::{leaf_value, Device, NetEvaluator};
 use vzero_rules::{Color, Game, Move, Outcome, Variant};
 
 use crate::config::SelfplayConfig;
+use crate::targets::{finish_game, GameEnd, GameRow};
 
 /// Counters shared by all workers of a process, for progress bars and summaries.
 #[derive(Debug, Default)]
@@ -71,8 +72,8 @@ pub struct WorkerContext {
 /// A game in progress.
 struct Slot {
     game: Game,
-    /// Rows of the game so far, with the mover and the search's W/D/L at that row.
-    rows: Vec<(Row, Color, [f32; 3])>,
+    /// Rows of the game so far (targets that need the game's end still missing).
+    rows: Vec<GameRow>,
     priors: Vec<f32>,
     values: Vec<f32>,
     resign: ResignTracker,
@@ -99,13 +100,9 @@ fn wait_for_network(ctx: &WorkerContext) -> Result<Option<PathBuf>> {
 /// The end reason of a game stopped at `max_plies`: it has no result.
 const MAX_PLIES: &str = "max-plies";
 
-/// W/D/L target for `side` given the winner.
-fn wdl_for(side: Color, winner: Option<Color>) -> [f32; 3] {
-    match winner {
-        None => [0.0, 1.0, 0.0],
-        Some(w) if w == side => [1.0, 0.0, 0.0],
-        Some(_) => [0.0, 0.0, 1.0],
-    }
+/// The material target of `pos`: its quiescent material balance for the side to move, squashed.
+fn material_target(pos: &vzero_rules::Position) -> f32 {
+    (Quiescence::default().balance(pos) / MATERIAL_SCALE).tanh()
 }
 
 struct Worker {
@@ -168,6 +165,7 @@ impl Worker {
             network: self.net.name().to_string(),
             worker: self.ctx.name.clone(),
             created_unix: now_unix(),
+            short_term_horizons: self.ctx.config.short_term_horizons.clone(),
         };
         let path = self.ctx.run.new_chunk_path(&self.ctx.name);
         write_chunk(&path, &meta, &self.rows, &self.games).with_context(|| format!("writing {}", path.display()))?;
@@ -222,19 +220,21 @@ impl Worker {
                 }
             }
         }
+        let chosen = result.chosen;
+        let played = self.net.moves().encode(&pos, chosen).context("played move without a policy index")? as u32;
         let row = Row {
             planes: self.net.input().encode(&pos, slot.game.repetitions()),
             policy,
-            wdl: [0.0; 3],
             search_value: result.root_value,
-            moves_left: 0.0,
             ply: slot.game.moves().len() as u32,
             weight: 1.0,
             policy_weight: if full { 1.0 } else { 0.0 },
+            material: material_target(&pos),
+            material_weight: 1.0,
+            ..Row::default()
         };
         let search_wdl = LeafValue { value: result.root_value, draw: result.root_draw }.wdl();
-        slot.rows.push((row, side, search_wdl));
-        let chosen = result.chosen;
+        slot.rows.push(GameRow { row, side, search_wdl, played });
         let prior = result.moves.iter().find(|m| m.mv == chosen).map_or(0.0, |m| m.prior);
         slot.priors.push(prior);
         slot.values.push(result.root_value);
@@ -293,15 +293,11 @@ impl Worker {
         let slot = std::mem::replace(&mut self.slots[i], new_slot);
         self.searches[i] = new_search;
         self.start_search(i);
-        let plies = slot.game.moves().len() as f32;
+        let plies = slot.game.moves().len() as u32;
         // A game stopped at max_plies has no result: its rows keep their own search's W/D/L as
         // value targets rather than teaching that aimless play draws.
-        let truncated = reason == MAX_PLIES;
-        for (mut row, side, search_wdl) in slot.rows {
-            row.wdl = if truncated { search_wdl } else { wdl_for(side, winner) };
-            row.moves_left = plies - row.ply as f32;
-            self.rows.push(row);
-        }
+        let end = if reason == MAX_PLIES { GameEnd::Truncated } else { GameEnd::Result(winner) };
+        self.rows.extend(finish_game(slot.rows, end, plies, &self.ctx.config.short_term_horizons));
         let start = *slot.game.start();
         let moves: Vec<String> = {
             let mut pos = start;
