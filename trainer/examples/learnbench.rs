@@ -1,6 +1,9 @@
 //! Trainer throughput vs the raw training step (issue 6: target ratio >= 0.9).
 //!
-//! `cargo run --release -p vzero-trainer --example learnbench -- [batch] [steps] [blocks]x[channels] [threads] [variant]`
+//! `cargo run --release -p vzero-trainer --example learnbench -- [batch] [steps] [blocks]x[channels] [threads] [variant] [aux]`
+//!
+//! `aux` turns every auxiliary head on (opponent and soft policy, short-term values, material),
+//! with their targets in both measurements.
 //!
 //! Writes synthetic chunks of the variant's shape into a temporary run, then measures
 //! (a) `Trainer::step` alone on one prepared batch (the ceiling), and (b) `Learner::run` over
@@ -10,9 +13,9 @@
 use std::time::Instant;
 
 use vzero_data::{write_chunk, Chunk, RowBlock, RunDir};
-use vzero_model::{Device, Model, NetConfig, PolicyTargets, TrainBatch, TrainConfig, Trainer};
+use vzero_model::{AuxHeads, AuxTargets, Device, Model, NetConfig, PolicyTargets, TrainBatch, TrainConfig, Trainer};
 use vzero_rules::Variant;
-use vzero_trainer::synth::{synth_meta, synth_rows};
+use vzero_trainer::synth::{synth_meta, synth_rows, SYNTH_HORIZONS};
 use vzero_trainer::{LearnConfig, Learner};
 
 fn main() -> anyhow::Result<()> {
@@ -25,7 +28,11 @@ fn main() -> anyhow::Result<()> {
     let inp = vzero_encoding::InputEncoder::new(variant);
     let [c, h, w] = inp.shape();
     let policy = vzero_encoding::MoveEncoder::new(variant).len();
-    let net = NetConfig::with_size(c, h, w, policy, blocks, channels);
+    let aux = args.get(5).map(|s| s == "aux").unwrap_or(false);
+    let mut net = NetConfig::with_size(c, h, w, policy, blocks, channels);
+    if aux {
+        net.aux = AuxHeads { opponent_policy: true, soft_policy: true, short_term_horizons: SYNTH_HORIZONS.to_vec(), material: true };
+    }
     vzero_model::set_threads(threads);
 
     let dir = tempfile::tempdir()?;
@@ -38,25 +45,46 @@ fn main() -> anyhow::Result<()> {
     }
     let chunks = run.list_chunks()?;
     println!(
-        "variant {} planes {c}x{h}x{w} policy {policy}; net {blocks}x{channels} dense; batch {batch}; {steps} steps; {threads} threads",
-        variant.name()
+        "variant {} planes {c}x{h}x{w} policy {policy}; net {blocks}x{channels} dense{}; batch {batch}; {steps} steps; {threads} threads",
+        variant.name(),
+        if aux { " + all aux heads" } else { "" }
     );
     println!("wrote {} chunks ({} rows) in {:.2}s", chunks.len(), chunks.len() * per_chunk, t.elapsed().as_secs_f64());
 
     // (a) raw Trainer::step on one prepared batch
     let block = Chunk::open(&chunks[0])?.read_block()?;
     let mut b = RowBlock::new(block.plane_len);
+    b.short_term_horizons = block.short_term_horizons.clone();
     for i in 0..batch {
         b.push_from(&block, i % block.len());
     }
-    let mut pt = PolicyTargets::new();
+    let (mut pt, mut ot) = (PolicyTargets::new(), PolicyTargets::new());
     for i in 0..b.len() {
         let (idx, p) = b.policy(i);
         pt.push(idx.iter().copied().zip(p.iter().copied()));
+        let (idx, p) = b.opponent_policy(i);
+        ot.push(idx.iter().copied().zip(p.iter().copied()));
     }
     let model = Model::new_seeded(&net, Device::Cpu, 0)?;
     let mut tr = Trainer::new(&model, TrainConfig::sgd())?;
-    let tb = TrainBatch { planes: &b.planes, globals: None, policy: &pt, wdl: &b.wdl, moves_left: Some(&b.moves_left), weights: Some(&b.weight) };
+    let aux_targets = if aux {
+        AuxTargets {
+            opponent_policy: Some(&ot),
+            short_term: Some((&b.short_term, &b.short_term_weight)),
+            material: Some((&b.material, &b.material_weight)),
+        }
+    } else {
+        AuxTargets::default()
+    };
+    let tb = TrainBatch {
+        planes: &b.planes,
+        globals: None,
+        policy: &pt,
+        wdl: &b.wdl,
+        moves_left: Some(&b.moves_left),
+        weights: Some(&b.weight),
+        aux: aux_targets,
+    };
     let mut raw_ms: Vec<f64> = Vec::new();
     let mut raw = |tr: &mut Trainer, n: u64| -> anyhow::Result<f64> {
         let t = Instant::now();
@@ -109,6 +137,7 @@ fn main() -> anyhow::Result<()> {
     // (c) the learner's own per-step work without the step: window sampling + target building
     let expect = vzero_data::ChunkExpect { variant: variant.name().into(), encoding_version: vzero_encoding::ENCODING_VERSION, planes: Some([c, h, w]), policy_size: Some(policy) };
     let mut win = vzero_data::ReplayWindow::new(&run, expect, vzero_data::WindowConfig { min_rows: 1_000_000, scale: 1.0, exponent: 1.0 }, 0)?;
+    win.set_short_term_horizons(&net.aux.short_term_horizons);
     win.refresh()?;
     let mut out = RowBlock::default();
     win.sample_into(batch, &mut out)?; // loads the cache
@@ -117,9 +146,14 @@ fn main() -> anyhow::Result<()> {
     for _ in 0..n {
         win.sample_into(batch, &mut out)?;
         pt.clear();
+        ot.clear();
         for i in 0..out.len() {
             let (idx, p) = out.policy(i);
             pt.push(idx.iter().copied().zip(p.iter().copied()));
+            if aux {
+                let (idx, p) = out.opponent_policy(i);
+                ot.push(idx.iter().copied().zip(p.iter().copied()));
+            }
         }
     }
     let sample_ms = t.elapsed().as_secs_f64() * 1e3 / n as f64;

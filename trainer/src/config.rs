@@ -58,6 +58,23 @@ pub struct LearnConfig {
     /// q-ratio).
     #[serde(default = "default_value_q_ratio")]
     pub value_q_ratio: f64,
+    /// Weight of the opponent-reply policy loss, used when `[net] opponent_policy` is on
+    /// (default 0.15, KataGo's: both policy losses are per-row mean cross-entropies).
+    #[serde(default = "default_opponent_policy_weight")]
+    pub opponent_policy_weight: f64,
+    /// Weight of the soft policy loss, used when `[net] soft_policy` is on (default 8, KataGo's
+    /// soft policy weight on the same per-row mean cross-entropy as the main policy loss).
+    #[serde(default = "default_soft_policy_weight")]
+    pub soft_policy_weight: f64,
+    /// Weight of the short-term value loss (squared errors summed over the horizons), used when
+    /// `[net] short_term_value` is on (default 0.25: KataGo weights each horizon like its W/D/L
+    /// value loss, and a squared error on a tanh output has ~4x that gradient near 0).
+    #[serde(default = "default_short_term_value_weight")]
+    pub short_term_value_weight: f64,
+    /// Weight of the material loss (squared error), used when `[net] material` is on (default
+    /// 0.75: the gradient of KataGo's ownership loss, 1.5 x a cross-entropy on tanh targets).
+    #[serde(default = "default_material_weight")]
+    pub material_weight: f64,
     /// Seed of the sampler and of generation 0's weights (default 0).
     #[serde(default)]
     pub seed: u64,
@@ -84,6 +101,22 @@ fn default_value_q_ratio() -> f64 {
     0.5
 }
 
+fn default_opponent_policy_weight() -> f64 {
+    vzero_model::DEFAULT_OPPONENT_POLICY_WEIGHT
+}
+
+fn default_soft_policy_weight() -> f64 {
+    vzero_model::DEFAULT_SOFT_POLICY_WEIGHT
+}
+
+fn default_short_term_value_weight() -> f64 {
+    vzero_model::DEFAULT_SHORT_TERM_VALUE_WEIGHT
+}
+
+fn default_material_weight() -> f64 {
+    vzero_model::DEFAULT_MATERIAL_WEIGHT
+}
+
 impl LearnConfig {
     /// A small CPU default (tiny nets on 2 cores).
     pub fn cpu_default() -> Self {
@@ -104,6 +137,10 @@ impl LearnConfig {
             log_every: 10,
             moves_left_weight: 0.1,
             value_q_ratio: default_value_q_ratio(),
+            opponent_policy_weight: default_opponent_policy_weight(),
+            soft_policy_weight: default_soft_policy_weight(),
+            short_term_value_weight: default_short_term_value_weight(),
+            material_weight: default_material_weight(),
             seed: 0,
             knowledge: Knowledge::default(),
         }
@@ -148,8 +185,16 @@ impl LearnConfig {
         if self.threads == 0 {
             bail!("learn.threads must be > 0");
         }
-        if !(self.moves_left_weight.is_finite() && self.moves_left_weight >= 0.0) {
-            bail!("learn.moves_left_weight must be >= 0, got {}", self.moves_left_weight);
+        for (name, v) in [
+            ("moves_left_weight", self.moves_left_weight),
+            ("opponent_policy_weight", self.opponent_policy_weight),
+            ("soft_policy_weight", self.soft_policy_weight),
+            ("short_term_value_weight", self.short_term_value_weight),
+            ("material_weight", self.material_weight),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                bail!("learn.{name} must be a finite number >= 0, got {v}");
+            }
         }
         unit("value_q_ratio", self.value_q_ratio)?;
         self.knowledge.validate().map_err(|e| anyhow::anyhow!("learn.knowledge.{e}"))?;

@@ -8,11 +8,11 @@ use tch::{Device, Kind};
 use vzero_data::{checkpoint_name, ChunkExpect, ReplayWindow, RowBlock, RunDir, WindowConfig};
 use vzero_encoding::{InputEncoder, MoveEncoder, ENCODING_VERSION};
 use vzero_model::checkpoint::{self, Expected};
-use vzero_model::{Losses, ModelError, Model, NetConfig, Optimizer, PolicyTargets, TrainBatch, TrainConfig, Trainer};
+use vzero_model::{AuxTargets, Losses, ModelError, Model, NetConfig, Optimizer, PolicyTargets, TrainBatch, TrainConfig, Trainer};
 use vzero_rules::Variant;
 
 use crate::config::LearnConfig;
-use crate::metrics::{append_metrics, draw_plot, read_metrics, rewrite_metrics, MetricsRow};
+use crate::metrics::{append_metrics, aux_loss, aux_loss_columns, draw_plot, read_metrics, rewrite_metrics, MetricsRow};
 
 /// Why [`Learner::run`] returned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,6 +78,30 @@ pub struct Learner {
     history: Vec<MetricsRow>,
     batch: RowBlock,
     policy: PolicyTargets,
+    /// Opponent-reply policy targets of the batch (filled only with that head).
+    opponent: PolicyTargets,
+    /// The metrics.csv columns of the network's auxiliary losses.
+    aux_columns: Vec<&'static str>,
+}
+
+/// The losses summed between two metrics rows: total, policy, value, moves-left, then the
+/// auxiliary heads' (opponent policy, soft policy, short-term value, material).
+fn loss_parts(l: &Losses) -> [f64; 8] {
+    [l.total, l.policy, l.value, l.moves_left, l.opponent_policy, l.soft_policy, l.short_term_value, l.material]
+}
+
+/// `Losses` from [`loss_parts`] order.
+fn losses_from_parts(v: [f64; 8]) -> Losses {
+    Losses {
+        total: v[0],
+        policy: v[1],
+        value: v[2],
+        moves_left: v[3],
+        opponent_policy: v[4],
+        soft_policy: v[5],
+        short_term_value: v[6],
+        material: v[7],
+    }
 }
 
 /// Rows of the last batch used for the entropy / value-accuracy metrics.
@@ -162,16 +186,22 @@ impl Learner {
             policy_weight: 1.0,
             value_weight: 1.0,
             moves_left_weight: cfg.moves_left_weight,
+            opponent_policy_weight: cfg.opponent_policy_weight,
+            soft_policy_weight: cfg.soft_policy_weight,
+            short_term_value_weight: cfg.short_term_value_weight,
+            material_weight: cfg.material_weight,
             grad_clip_norm: None,
         };
         let trainer = Trainer::new(&model, tc)?;
         let expect = ChunkExpect { variant: name.clone(), encoding_version: ENCODING_VERSION, planes: Some(shape), policy_size: Some(mv.len()) };
         let wcfg = WindowConfig { min_rows: cfg.window_min, scale: cfg.window_scale, exponent: cfg.window_exponent };
-        let window = ReplayWindow::new(run, expect, wcfg, cfg.seed ^ step.wrapping_mul(0x9e37_79b9_7f4a_7c15))?;
+        let mut window = ReplayWindow::new(run, expect, wcfg, cfg.seed ^ step.wrapping_mul(0x9e37_79b9_7f4a_7c15))?;
+        window.set_short_term_horizons(&net.aux.short_term_horizons);
+        let aux_columns = aux_loss_columns(&net.aux);
         let mut history = read_metrics(&run.metrics_csv())?;
         if history.iter().any(|r| r.step > step) {
             history.retain(|r| r.step <= step);
-            rewrite_metrics(&run.metrics_csv(), &history)?;
+            rewrite_metrics(&run.metrics_csv(), &history, &aux_columns)?;
         }
         let mut l = Learner {
             run: run.clone(),
@@ -189,6 +219,8 @@ impl Learner {
             history,
             batch: RowBlock::default(),
             policy: PolicyTargets::new(),
+            opponent: PolicyTargets::new(),
+            aux_columns,
         };
         if fresh {
             l.publish_checkpoint(None)?;
@@ -287,7 +319,7 @@ impl Learner {
         let mut published = Vec::new();
         let bs = self.cfg.batch_size as u64;
         let mut last = Losses::default();
-        let (mut acc, mut acc_n) = ([0f64; 4], 0u64);
+        let (mut acc, mut acc_n) = ([0f64; 8], 0u64);
         let mut interval_start = Instant::now();
         let mut interval_samples = 0u64;
         let mut sps = 0.0;
@@ -316,19 +348,37 @@ impl Learner {
                     self.policy.push(std::iter::empty());
                 }
             }
+            let aux = &self.net.aux;
+            if aux.opponent_policy {
+                self.opponent.clear();
+                for i in 0..self.batch.len() {
+                    if self.batch.opponent_weight[i] > 0.0 {
+                        let (idx, p) = self.batch.opponent_policy(i);
+                        self.opponent.push(idx.iter().copied().zip(p.iter().copied()));
+                    } else {
+                        self.opponent.push(std::iter::empty());
+                    }
+                }
+            }
+            let b = &self.batch;
             let tb = TrainBatch {
-                planes: &self.batch.planes,
+                planes: &b.planes,
                 globals: None,
                 policy: &self.policy,
-                wdl: &self.batch.wdl,
-                moves_left: Some(&self.batch.moves_left),
-                weights: Some(&self.batch.weight),
+                wdl: &b.wdl,
+                moves_left: Some(&b.moves_left),
+                weights: Some(&b.weight),
+                aux: AuxTargets {
+                    opponent_policy: aux.opponent_policy.then_some(&self.opponent),
+                    short_term: (!aux.short_term_horizons.is_empty()).then_some((&b.short_term[..], &b.short_term_weight[..])),
+                    material: aux.material.then_some((&b.material[..], &b.material_weight[..])),
+                },
             };
             last = self.trainer.step(&self.model, &tb)?;
             self.step += 1;
             self.samples_seen += bs;
             interval_samples += bs;
-            for (a, v) in acc.iter_mut().zip([last.total, last.policy, last.value, last.moves_left]) {
+            for (a, v) in acc.iter_mut().zip(loss_parts(&last)) {
                 *a += v;
             }
             acc_n += 1;
@@ -337,25 +387,27 @@ impl Learner {
                 sps = interval_samples as f64 / secs;
                 let (entropy, accuracy) = self.batch_metrics()?;
                 let n = acc_n.max(1) as f64;
+                let mean = losses_from_parts(acc.map(|a| a / n));
                 let row = MetricsRow {
                     step: self.step,
                     samples: self.samples_seen,
                     generation: self.generation,
                     total_rows: self.window.total_rows() as u64,
                     window_rows: self.window.window_rows() as u64,
-                    loss_total: acc[0] / n,
-                    loss_policy: acc[1] / n,
-                    loss_value: acc[2] / n,
-                    loss_moves_left: acc[3] / n,
+                    loss_total: mean.total,
+                    loss_policy: mean.policy,
+                    loss_value: mean.value,
+                    loss_moves_left: mean.moves_left,
                     policy_entropy: entropy,
                     value_accuracy: accuracy,
                     lr,
                     samples_per_s: sps,
                     unix: now_unix(),
+                    aux_losses: self.aux_columns.iter().map(|&c| (c, aux_loss(&mean, c))).collect(),
                 };
                 append_metrics(&self.run.metrics_csv(), &row)?;
                 self.history.push(row);
-                acc = [0.0; 4];
+                acc = [0.0; 8];
                 acc_n = 0;
                 self.window.refresh()?;
                 interval_start = Instant::now();

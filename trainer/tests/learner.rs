@@ -2,9 +2,9 @@ use std::cell::Cell;
 use std::fs;
 
 use vzero_data::{write_chunk, RunDir};
-use vzero_model::{Device, NetConfig, PolicyHead};
+use vzero_model::{AuxHeads, Device, NetConfig, PolicyHead};
 use vzero_rules::Variant;
-use vzero_trainer::synth::{synth_meta, synth_rows};
+use vzero_trainer::synth::{synth_meta, synth_rows, SYNTH_HORIZONS};
 use vzero_trainer::*;
 
 fn variant() -> Variant {
@@ -42,6 +42,10 @@ fn cfg() -> LearnConfig {
         value_q_ratio: 0.0,
         seed: 1,
         knowledge: Default::default(),
+        opponent_policy_weight: 0.15,
+        soft_policy_weight: 8.0,
+        short_term_value_weight: 0.25,
+        material_weight: 0.75,
     }
 }
 
@@ -297,4 +301,72 @@ fn checkpoints_record_the_annealed_knowledge_blend() {
     assert_eq!(meta("gen-000002-step-000000020.json").knowledge, None);
     let (evaluator, _) = vzero_model::NetEvaluator::load(&run.checkpoints_dir().join("gen-000001-step-000000010.json"), v, Device::Cpu).unwrap();
     assert_eq!(evaluator.knowledge(), k10);
+}
+
+#[test]
+fn aux_heads_learn_from_chunks_log_their_losses_and_must_match_on_resume() {
+    let (_dir, run) = run_with_two_chunks();
+    let v = variant();
+    let plain = tiny_net(v);
+    let net = NetConfig {
+        aux: AuxHeads { opponent_policy: true, soft_policy: true, short_term_horizons: vec![16, 6], material: true },
+        ..plain.clone()
+    };
+    let mut l = Learner::open(&run, v, &net, cfg(), Device::Cpu).unwrap();
+    let n = Cell::new(0);
+    let mut first = None;
+    l.run(&|| { n.set(n.get() + 1); n.get() <= 60 }, &mut |s| {
+        first.get_or_insert(s.losses);
+    })
+    .unwrap();
+    let first = first.unwrap();
+    assert!(first.opponent_policy > 0.0 && first.soft_policy > 0.0 && first.short_term_value > 0.0 && first.material > 0.0, "{first:?}");
+    // metrics.csv: the base columns in place, then one column per head.
+    let text = fs::read_to_string(run.metrics_csv()).unwrap();
+    let header = text.lines().next().unwrap();
+    assert_eq!(header, format!("{METRICS_HEADER},loss_opponent_policy,loss_soft_policy,loss_short_term_value,loss_material"));
+    let m = read_metrics(&run.metrics_csv()).unwrap();
+    assert_eq!(m.len(), 12);
+    let line = text.lines().nth(1).unwrap();
+    assert_eq!(MetricsRow::parse(&line.split(',').take(14).collect::<Vec<_>>().join(",")).unwrap().step, m[0].step, "base columns unchanged");
+    let (a, b) = (&m[0], m.last().unwrap());
+    for k in 0..4 {
+        let (name, x) = a.aux_losses[k];
+        let y = b.aux_losses[k].1;
+        assert_eq!(b.aux_losses[k].0, name);
+        // (model/tests/aux.rs checks learnability itself; here the targets must reach the heads.)
+        assert!(x > 0.0 && y < 0.9 * x, "{name} must fall: {x} -> {y}");
+    }
+    let svg = fs::read_to_string(run.plots_dir().join("losses.svg")).unwrap();
+    assert!(svg.contains("short term value") && svg.contains("material"));
+    // The checkpoint records the heads; the net with the synthetic horizons in another order
+    // is another network.
+    let meta = vzero_model::checkpoint::read_meta(&l.checkpoint_path()).unwrap();
+    assert_eq!(meta.net.aux, net.aux);
+    drop(l);
+    for other in [plain, NetConfig { aux: AuxHeads { short_term_horizons: SYNTH_HORIZONS.to_vec(), ..net.aux.clone() }, ..net.clone() }] {
+        let e = Learner::open(&run, v, &other, cfg(), Device::Cpu).err().unwrap();
+        let e = format!("{e:#}");
+        assert!(e.contains("network config") && e.contains("aux"), "{e}");
+    }
+    let l = Learner::open(&run, v, &net, cfg(), Device::Cpu).unwrap();
+    assert_eq!(l.step(), 60);
+}
+
+#[test]
+fn metrics_rows_with_aux_columns_round_trip() {
+    let row = MetricsRow { step: 7, loss_total: 1.5, aux_losses: vec![("loss_soft_policy", 2.25), ("loss_material", 0.125)], ..Default::default() };
+    let line = row.to_csv();
+    assert_eq!(MetricsRow::parse_with(&line, &["loss_soft_policy", "loss_material"]).unwrap(), row);
+    assert!(MetricsRow::parse(&line).is_none());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("metrics.csv");
+    fs::write(&path, format!("{},loss_soft_policy,loss_material\n{line}\n", METRICS_HEADER)).unwrap();
+    assert_eq!(read_metrics(&path).unwrap(), vec![row.clone()]);
+    // Columns from a newer version are ignored; the base columns still read.
+    fs::write(&path, format!("{},loss_future\n{},9.0\n", METRICS_HEADER, MetricsRow { aux_losses: vec![], ..row.clone() }.to_csv())).unwrap();
+    assert_eq!(read_metrics(&path).unwrap()[0].step, 7);
+    assert!(cfg().validate().is_ok());
+    let bad = LearnConfig { soft_policy_weight: -1.0, ..cfg() };
+    assert!(bad.validate().unwrap_err().to_string().contains("learn.soft_policy_weight"));
 }
