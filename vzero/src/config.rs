@@ -6,7 +6,7 @@ use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use vzero_arena::GauntletConfig;
-use vzero_model::DeviceChoice;
+use vzero_model::{AuxHeads, DeviceChoice, NetConfig};
 use vzero_selfplay::SelfplayConfig;
 use vzero_trainer::LearnConfig;
 
@@ -24,7 +24,8 @@ pub const EMBEDDED: &[(&str, &str)] = &[
     ("shogun-auto-gpu", include_str!("../../configs/shogun-auto-gpu.toml")),
 ];
 
-/// Network shape.
+/// Network shape, and which auxiliary training heads it has (KataGo-style extra targets that
+/// cost nothing at play time; all off by default; loss weights in `[learn]`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NetShape {
@@ -32,6 +33,22 @@ pub struct NetShape {
     pub blocks: usize,
     /// Trunk channels.
     pub channels: usize,
+    /// Opponent-reply policy head: predicts the next searched position's policy target.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub opponent_policy: bool,
+    /// Soft policy head: predicts the policy target to the power 1/4, renormalised.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub soft_policy: bool,
+    /// Short-term value heads, one per horizon of `[selfplay] short_term_horizons`.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub short_term_value: bool,
+    /// Material head: predicts the quiescent material balance of the position.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub material: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// A whole training run's settings.
@@ -101,6 +118,20 @@ impl RunConfig {
         Ok(())
     }
 
+    /// The network of this run for `variant`: its shape with the variant's encoding and policy
+    /// map, and the auxiliary heads switched on in `[net]` (short-term horizons from
+    /// `[selfplay]`).
+    pub fn net_config(&self, variant: vzero_rules::Variant) -> Result<NetConfig> {
+        let n = &self.net;
+        let aux = AuxHeads {
+            opponent_policy: n.opponent_policy,
+            soft_policy: n.soft_policy,
+            short_term_horizons: if n.short_term_value { self.selfplay.short_term_horizons.clone() } else { Vec::new() },
+            material: n.material,
+        };
+        Ok(NetConfig { aux, ..vzero_model::net_config(variant, n.blocks, n.channels)? })
+    }
+
     /// The config as TOML.
     pub fn to_toml(&self) -> Result<String> {
         Ok(toml::to_string_pretty(self)?)
@@ -118,6 +149,34 @@ mod tests {
             assert!(name.starts_with(&cfg.variant), "{name}");
             let again = RunConfig::parse(&cfg.to_toml().unwrap(), "round trip").unwrap();
             assert_eq!(again, cfg);
+        }
+    }
+
+    #[test]
+    fn aux_heads_are_switched_in_net_with_horizons_from_selfplay() {
+        let variant = vzero_rules::Variant::builtin("empire").unwrap();
+        let cfg = RunConfig::embedded("empire").unwrap();
+        assert!(cfg.net_config(variant).unwrap().aux.is_none(), "off by default");
+        let text = EMBEDDED[0].1
+            .replace("channels = 32", "channels = 32\nopponent_policy = true\nsoft_policy = true\nshort_term_value = true\nmaterial = true")
+            .replace("[selfplay]", "[selfplay]\nshort_term_horizons = [4, 12, 40]")
+            .replace("[learn]", "[learn]\nsoft_policy_weight = 2.0");
+        let cfg = RunConfig::parse(&text, "aux.toml").unwrap();
+        let net = cfg.net_config(variant).unwrap();
+        assert_eq!(net.aux, AuxHeads { opponent_policy: true, soft_policy: true, short_term_horizons: vec![4, 12, 40], material: true });
+        assert_eq!(cfg.learn.soft_policy_weight, 2.0);
+        assert_eq!(RunConfig::parse(&cfg.to_toml().unwrap(), "round trip").unwrap(), cfg);
+        // Off heads are not written back (stored configs stay as they were).
+        let stored = RunConfig::embedded("empire").unwrap().to_toml().unwrap();
+        assert!(!stored.contains("\nmaterial =") && !stored.contains("opponent_policy ="), "{stored}");
+        for (text, needle) in [
+            (text.replace("[4, 12, 40]", "[4, 4]"), "selfplay.short_term_horizons"),
+            (text.replace("[4, 12, 40]", "[]"), "selfplay.short_term_horizons"),
+            (text.replace("soft_policy_weight = 2.0", "soft_policy_weight = -2.0"), "learn.soft_policy_weight"),
+            (text.replace("material = true", "material = 1"), "material"),
+        ] {
+            let e = format!("{:#}", RunConfig::parse(&text, "aux.toml").unwrap_err());
+            assert!(e.contains(needle), "{needle}: {e}");
         }
     }
 

@@ -36,8 +36,9 @@ fn run_dir(tag: &str) -> PathBuf {
         network: "gen-000001-step-000000010".into(),
         worker: "t".into(),
         created_unix: 0,
+        short_term_horizons: vec![],
     };
-    let row = Row { planes: vec![0.0], policy: vec![], wdl: [1.0, 0.0, 0.0], search_value: 0.0, moves_left: 1.0, ply: 0, weight: 1.0, policy_weight: 0.0 };
+    let row = Row { planes: vec![0.0], policy: vec![], wdl: [1.0, 0.0, 0.0], search_value: 0.0, moves_left: 1.0, ply: 0, weight: 1.0, policy_weight: 0.0, ..Row::default() };
     let games = [
         game(&["a3a4", "a7a6"], "1-0", 1, &[0.5, 0.25], &[0.1, -0.3]),
         game(&["a3a4", "h7h6"], "0-1", 2, &[0.3, 0.6], &[0.3, 0.2]),

@@ -1,14 +1,17 @@
 //! The whole training loop in miniature: `vzero train` with a tiny network writes HDF5 chunks
 //! consistent with its game records and publishes checkpoints; a `vzero selfplay` process picks
 //! up a checkpoint that `vzero learn` publishes while it runs; after a SIGKILL, `vzero train`
-//! resumes the run with nothing half-written read.
+//! resumes the run with nothing half-written read. The network has every auxiliary head, and each
+//! row's auxiliary targets are checked against the game replayed from its record.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use vzero_data::{Chunk, RunDir};
-use vzero_rules::{Game, Variant};
+use vzero_data::{Chunk, Row, RunDir, MATERIAL_SCALE};
+use vzero_encoding::MoveEncoder;
+use vzero_mcts::Quiescence;
+use vzero_rules::{Color, Game, Variant};
 
 const TINY: &str = r#"
 variant = "empire"
@@ -16,7 +19,12 @@ device = "cpu"
 [net]
 blocks = 1
 channels = 8
+opponent_policy = true
+soft_policy = true
+short_term_value = true
+material = true
 [selfplay]
+short_term_horizons = [2, 6]
 workers = 1
 games_per_worker = 4
 leaves_per_game = 1
@@ -89,9 +97,12 @@ fn check_chunks(run: &RunDir) -> (usize, usize, Vec<String>) {
                 }
             }
             let mut game = Game::from_fen(v, &g.start_fen).unwrap();
+            let mut positions = Vec::new();
             for m in &g.moves {
+                positions.push(*game.position());
                 game.play_uci(m).unwrap_or_else(|e| panic!("recorded move: {e}"));
             }
+            check_aux_targets(v, rows_of_game, &positions, &g.moves, &g.result, g.reason == "max-plies", &chunk.meta.short_term_horizons);
             let res = game.result();
             match g.reason.as_str() {
                 "max-plies" => assert!(!res.is_over() && g.moves.len() == 60 && g.result == "1/2-1/2"),
@@ -112,6 +123,52 @@ fn check_chunks(run: &RunDir) -> (usize, usize, Vec<String>) {
         games += recs.len();
     }
     (rows, games, networks)
+}
+
+/// The auxiliary targets of one game's rows, recomputed from the replayed positions: material
+/// from `Quiescence`, the opponent policy from the next row (or the move played there), the
+/// short-term values by the formula of data/README.md from the rows' search values and sides.
+fn check_aux_targets(v: Variant, rows: &[Row], positions: &[vzero_rules::Position], moves: &[String], result: &str, truncated: bool, horizons: &[u32]) {
+    assert_eq!(horizons, [2, 6]);
+    let n = rows.len();
+    let side = |t: usize| positions[t].side_to_move();
+    let enc = MoveEncoder::new(v);
+    for t in 0..n {
+        let r = &rows[t];
+        let material = (Quiescence::default().balance(&positions[t]) / MATERIAL_SCALE).tanh();
+        assert_eq!((r.material, r.material_weight), (material, 1.0), "material of row {t}");
+        if t + 1 < n {
+            let next = &rows[t + 1];
+            let want = if next.policy_weight > 0.0 {
+                next.policy.clone()
+            } else {
+                let mv = positions[t + 1].parse_uci(&moves[t + 1]).unwrap();
+                vec![(enc.encode(&positions[t + 1], mv).unwrap() as u32, 1.0)]
+            };
+            assert_eq!((&r.opponent_policy, r.opponent_weight), (&want, 1.0), "opponent policy of row {t}");
+        } else {
+            assert!(r.opponent_policy.is_empty() && r.opponent_weight == 0.0);
+        }
+        let same = |u: usize| if side(u) == side(t) { 1.0 } else { -1.0 };
+        let z = if truncated {
+            same(n - 1) * rows[n - 1].search_value as f64
+        } else {
+            match (result, side(t)) {
+                ("1/2-1/2", _) => 0.0,
+                ("1-0", Color::White) | ("0-1", Color::Black) => 1.0,
+                _ => -1.0,
+            }
+        };
+        assert_eq!(r.short_term_weight, 1.0);
+        for (j, &h) in horizons.iter().enumerate() {
+            let l = 1.0 - 1.0 / h as f64;
+            let mut want = l.powi((n - t) as i32) * z;
+            for u in t..n {
+                want += (1.0 - l) * l.powi((u - t) as i32) * same(u) * rows[u].search_value as f64;
+            }
+            assert!((r.short_term[j] as f64 - want).abs() < 1e-5, "row {t} horizon {h}: {} vs {want}", r.short_term[j]);
+        }
+    }
 }
 
 fn steps(run: &Path) -> Vec<u64> {
@@ -142,6 +199,12 @@ fn tiny_training_loop_publishes_reloads_and_resumes() {
     assert!(games >= 8 && rows > 0, "{games} games, {rows} rows");
     let first = run.latest_checkpoint_entry().unwrap().unwrap();
     assert!(first.generation >= 1, "a checkpoint beyond generation 0 was published");
+    // The network has the auxiliary heads, and metrics.csv a loss column for each.
+    let meta = vzero_model::checkpoint::read_meta(&first.path).unwrap();
+    assert_eq!(meta.net.aux.short_term_horizons, [2, 6]);
+    assert!(meta.net.aux.opponent_policy && meta.net.aux.soft_policy && meta.net.aux.material);
+    let header = std::fs::read_to_string(run_path.join("metrics.csv")).unwrap().lines().next().unwrap().to_string();
+    assert!(header.ends_with("loss_opponent_policy,loss_soft_policy,loss_short_term_value,loss_material"), "{header}");
 
     // 2. A self-play process picks up a checkpoint published while it runs.
     let mut child = Command::new(env!("CARGO_BIN_EXE_vzero"))

@@ -138,14 +138,14 @@ fn selfplay(b: SelfplayBench) -> Result<()> {
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
     use vzero_encoding::{InputEncoder, MoveEncoder};
-    use vzero_model::{checkpoint, checkpoint_info, fresh_model, net_config, LegalMoves};
+    use vzero_model::{checkpoint, checkpoint_info, fresh_model, LegalMoves};
 
     let cfg = crate::config::RunConfig::embedded(&b.variant)?;
     let variant = Variant::load(&cfg.variant)?;
     vzero_model::set_threads(1);
     let dir = std::env::temp_dir().join(format!("vzero-bench-selfplay-{}", std::process::id()));
     let run = vzero_data::RunDir::create_or_open(&dir)?;
-    let net = net_config(variant, cfg.net.blocks, cfg.net.channels)?;
+    let net = cfg.net_config(variant)?;
     let model = fresh_model(variant, &net, vzero_model::Device::Cpu, 1)?;
     checkpoint::save(&model, &run.checkpoints_dir().join(vzero_data::checkpoint_name(0, 0)), &checkpoint_info(variant, 0, 0, None))?;
     let batch = cfg.selfplay.games_per_worker * cfg.selfplay.leaves_per_game;

@@ -13,7 +13,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use vzero_arena::gauntlet::{read_elo_csv, GauntletSummary};
 use vzero_arena::run_gauntlet;
 use vzero_data::RunDir;
-use vzero_model::{net_config, DeviceChoice};
+use vzero_model::DeviceChoice;
 use vzero_rules::Variant;
 use vzero_selfplay::{run_worker, Stats, WorkerContext};
 use vzero_trainer::{LearnStatus, Learner, StopReason};
@@ -170,7 +170,7 @@ fn join(workers: Vec<std::thread::JoinHandle<Result<()>>>) -> Result<()> {
 
 fn open_learner(cfg: &RunConfig, run: &RunDir, variant: Variant) -> Result<Learner> {
     let device = cfg.device.parse::<DeviceChoice>().map_err(anyhow::Error::msg)?.resolve()?;
-    let net = net_config(variant, cfg.net.blocks, cfg.net.channels)?;
+    let net = cfg.net_config(variant)?;
     Learner::open(run, variant, &net, cfg.learn.clone(), device)
 }
 
