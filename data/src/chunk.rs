@@ -81,25 +81,7 @@ pub fn write_chunk(path: &Path, meta: &ChunkMeta, rows: &[Row], games: &[GameRec
 /// horizons written are `meta`'s).
 pub fn write_block(path: &Path, meta: &ChunkMeta, block: &RowBlock, games: &[GameRecord]) -> Result<()> {
     let (n, k) = (block.len(), meta.short_term_horizons.len());
-    let per_row = [
-        block.search_value.len(),
-        block.moves_left.len(),
-        block.ply.len(),
-        block.weight.len(),
-        block.policy_weight.len(),
-        block.opponent_weight.len(),
-        block.short_term_weight.len(),
-        block.material.len(),
-        block.material_weight.len(),
-    ];
-    let shapes_ok = block.planes.len() == n * meta.plane_len()
-        && per_row.iter().all(|&l| l == n)
-        && block.short_term.len() == n * k
-        && block.policy_offsets.len() == n + 1
-        && block.opponent_offsets.len() == n + 1
-        && block.policy_index.len() == block.policy_prob.len()
-        && block.opponent_index.len() == block.opponent_prob.len();
-    if !shapes_ok {
+    if !(block.is_consistent() && block.plane_len == meta.plane_len() && block.short_term_horizons.len() == k) {
         return Err(DataError::Invalid { path: path.to_path_buf(), msg: format!("row block columns disagree ({n} rows, {k} short-term horizons)") });
     }
     let tmp = tmp_path_for(path);
@@ -400,26 +382,7 @@ impl Chunk {
             b.material_weight = vec![0.0; n];
         }
         let _ = &err;
-        let per_row = [
-            b.search_value.len(),
-            b.moves_left.len(),
-            b.weight.len(),
-            b.policy_weight.len(),
-            b.ply.len(),
-            b.opponent_weight.len(),
-            b.short_term_weight.len(),
-            b.material.len(),
-            b.material_weight.len(),
-        ];
-        let ok_lens = b.planes.len() == n * plane_len
-            && b.wdl.len() == n
-            && per_row.iter().all(|&l| l == n)
-            && b.short_term.len() == n * b.short_term_horizons.len()
-            && b.policy_offsets.len() == n + 1
-            && b.policy_index.len() == b.policy_prob.len()
-            && b.opponent_offsets.len() == n + 1
-            && b.opponent_index.len() == b.opponent_prob.len();
-        if !ok_lens {
+        if !(b.wdl.len() == n && b.is_consistent()) {
             return Err(DataError::Corrupt { path: self.path.clone(), msg: "dataset lengths disagree".into() });
         }
         self.check_offsets("policy", &b.policy_offsets, &b.policy_index)?;

@@ -331,6 +331,31 @@ impl RowBlock {
         b
     }
 
+    /// Whether the columns agree on the number of rows: `plane_len` planes, one value of each
+    /// per-row column and `short_term_horizons.len()` short-term values per row, `len() + 1`
+    /// offsets and as many probabilities as indices in each CSR.
+    pub fn is_consistent(&self) -> bool {
+        let n = self.len();
+        let per_row = [
+            self.search_value.len(),
+            self.moves_left.len(),
+            self.ply.len(),
+            self.weight.len(),
+            self.policy_weight.len(),
+            self.opponent_weight.len(),
+            self.short_term_weight.len(),
+            self.material.len(),
+            self.material_weight.len(),
+        ];
+        self.planes.len() == n * self.plane_len
+            && per_row.iter().all(|&l| l == n)
+            && self.short_term.len() == n * self.short_term_horizons.len()
+            && self.policy_offsets.len() == n + 1
+            && self.opponent_offsets.len() == n + 1
+            && self.policy_index.len() == self.policy_prob.len()
+            && self.opponent_index.len() == self.opponent_prob.len()
+    }
+
     /// Approximate heap size in bytes.
     pub fn heap_bytes(&self) -> usize {
         (self.planes.len() + self.short_term.len()) * 4

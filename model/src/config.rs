@@ -63,6 +63,16 @@ impl AuxHeads {
         AuxHeads::default()
     }
 
+    /// Every head on, with short-term value outputs for `short_term_horizons`.
+    pub fn all(short_term_horizons: Vec<u32>) -> Self {
+        AuxHeads {
+            opponent_policy: true,
+            soft_policy: true,
+            short_term_horizons,
+            material: true,
+        }
+    }
+
     /// True when the network has no auxiliary head.
     pub fn is_none(&self) -> bool {
         *self == AuxHeads::default()

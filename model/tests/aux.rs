@@ -35,12 +35,7 @@ fn tiny(policy_head: PolicyHead, aux: AuxHeads) -> NetConfig {
 }
 
 fn all_aux() -> AuxHeads {
-    AuxHeads {
-        opponent_policy: true,
-        soft_policy: true,
-        short_term_horizons: vec![6, 16],
-        material: true,
-    }
+    AuxHeads::all(vec![6, 16])
 }
 
 fn tmpdir(name: &str) -> std::path::PathBuf {

@@ -189,16 +189,6 @@ fn fused_inference_matches_reference_on_every_variant_and_head() {
     }
 }
 
-/// Every auxiliary head on (training only).
-fn all_aux() -> AuxHeads {
-    AuxHeads {
-        opponent_policy: true,
-        soft_policy: true,
-        short_term_horizons: vec![6, 16],
-        material: true,
-    }
-}
-
 #[test]
 fn fused_inference_skips_the_aux_heads_and_matches_reference() {
     init();
@@ -211,7 +201,7 @@ fn fused_inference_skips_the_aux_heads_and_matches_reference() {
     };
     for (head, plain) in [("mapped", mapped), ("dense", dense)] {
         let cfg = NetConfig {
-            aux: all_aux(),
+            aux: AuxHeads::all(vec![6, 16]),
             ..plain.clone()
         };
         let (with_aux, mut without) = {

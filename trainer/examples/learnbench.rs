@@ -31,7 +31,7 @@ fn main() -> anyhow::Result<()> {
     let aux = args.get(5).map(|s| s == "aux").unwrap_or(false);
     let mut net = NetConfig::with_size(c, h, w, policy, blocks, channels);
     if aux {
-        net.aux = AuxHeads { opponent_policy: true, soft_policy: true, short_term_horizons: SYNTH_HORIZONS.to_vec(), material: true };
+        net.aux = AuxHeads::all(SYNTH_HORIZONS.to_vec());
     }
     vzero_model::set_threads(threads);
 

@@ -309,7 +309,7 @@ fn aux_heads_learn_from_chunks_log_their_losses_and_must_match_on_resume() {
     let v = variant();
     let plain = tiny_net(v);
     let net = NetConfig {
-        aux: AuxHeads { opponent_policy: true, soft_policy: true, short_term_horizons: vec![16, 6], material: true },
+        aux: AuxHeads::all(vec![16, 6]),
         ..plain.clone()
     };
     let mut l = Learner::open(&run, v, &net, cfg(), Device::Cpu).unwrap();

@@ -163,7 +163,7 @@ mod tests {
             .replace("[learn]", "[learn]\nsoft_policy_weight = 2.0");
         let cfg = RunConfig::parse(&text, "aux.toml").unwrap();
         let net = cfg.net_config(variant).unwrap();
-        assert_eq!(net.aux, AuxHeads { opponent_policy: true, soft_policy: true, short_term_horizons: vec![4, 12, 40], material: true });
+        assert_eq!(net.aux, AuxHeads::all(vec![4, 12, 40]));
         assert_eq!(cfg.learn.soft_policy_weight, 2.0);
         assert_eq!(RunConfig::parse(&cfg.to_toml().unwrap(), "round trip").unwrap(), cfg);
         // Off heads are not written back (stored configs stay as they were).
