@@ -1,0 +1,68 @@
+//! `vzero`: the command users run. The rules commands (`perft`, `moves`, `result`, `variants`)
+//! run here, in a binary without LibTorch, so they start in milliseconds (scripts call them
+//! thousands of times, GUIs probe them); every other command — and `--help`, `--version` — is
+//! handed to the sibling binary `vzero-torch` (same directory, same arguments, exec'd in place so
+//! the process id, standard streams and exit status are the same).
+
+#[path = "cmd/rules.rs"]
+mod rules;
+
+use std::ffi::OsString;
+
+use clap::{Parser, Subcommand};
+
+/// The rules commands.
+#[derive(Parser)]
+#[command(name = "vzero", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Count the leaves of the legal move tree; the last line is the total.
+    Perft(rules::PerftArgs),
+    /// List the legal moves, one per line, in UCI notation.
+    Moves(rules::MovesArgs),
+    /// Print the game state as `<ongoing|win|loss|draw> <reason>` for the side to move.
+    Result(rules::MovesArgs),
+    /// List the variants with a description and the rules file each follows.
+    Variants,
+}
+
+fn main() {
+    let args: Vec<OsString> = std::env::args_os().collect();
+    let first = args.get(1).and_then(|a| a.to_str());
+    if !first.is_some_and(|c| rules::COMMANDS.contains(&c)) {
+        exec_torch(&args[1..]);
+    }
+    let result = match Cli::parse().command {
+        Command::Perft(a) => rules::perft(a),
+        Command::Moves(a) => rules::moves(a),
+        Command::Result(a) => rules::result(a),
+        Command::Variants => rules::variants(),
+    };
+    rules::exit_on_error(result);
+}
+
+/// Replaces this process by `vzero-torch` with the same arguments.
+fn exec_torch(args: &[OsString]) -> ! {
+    let exe = std::env::current_exe().map(|p| p.with_file_name("vzero-torch"));
+    let err = match &exe {
+        #[cfg(unix)]
+        Ok(p) => {
+            use std::os::unix::process::CommandExt;
+            std::process::Command::new(p).arg0("vzero").args(args).exec()
+        }
+        #[cfg(not(unix))]
+        Ok(p) => match std::process::Command::new(p).args(args).status() {
+            Ok(s) => std::process::exit(s.code().unwrap_or(1)),
+            Err(e) => e,
+        },
+        Err(e) => std::io::Error::new(e.kind(), e.to_string()),
+    };
+    let path = exe.map_or_else(|_| "vzero-torch".to_string(), |p| p.display().to_string());
+    eprintln!("error: cannot run {path}: {err} (it is built beside vzero by `cargo build --release -p vzero`)");
+    std::process::exit(1);
+}
