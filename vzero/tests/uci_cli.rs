@@ -441,3 +441,23 @@ fn bad_input_is_answered_not_fatal() {
     assert_eq!(rc, 1);
     assert!(err.starts_with("error: ") && err.contains("nosuch"), "{err}");
 }
+
+#[test]
+fn bridge_wrapper_script_starts_the_engine() {
+    // lichess-bot runs engine.dir/engine.name with engine_options as --name=value
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/vzero-uci");
+    let mut child = std::process::Command::new(script)
+        .args(["--sims=50", "--variant=shogun"])
+        .env("VZERO", common::BIN)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child.stdin.take().unwrap().write_all(b"uci\nposition startpos\ngo\nisready\nquit\n").unwrap();
+    let out = String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap();
+    assert!(out.contains("option name UCI_Variant type combo default shogun "), "{out}");
+    assert!(out.contains("option name Simulations type spin default 50 "), "{out}");
+    let bm = out.lines().find(|l| l.starts_with("bestmove")).unwrap().split_whitespace().nth(1).unwrap();
+    legal(None, "shogun", &[bm.to_string()]);
+}
