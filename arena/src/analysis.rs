@@ -265,20 +265,7 @@ pub fn annotated_pgn(tags: &[(String, String)], start: &Position, a: &GameAnalys
         prev = Some(m.mover);
     }
     tokens.push(result.to_string());
-    let mut line = String::new();
-    for t in tokens {
-        if !line.is_empty() && line.len() + 1 + t.len() > 79 {
-            s.push_str(&line);
-            s.push('\n');
-            line.clear();
-        }
-        if !line.is_empty() {
-            line.push(' ');
-        }
-        line.push_str(&t);
-    }
-    s.push_str(&line);
-    s.push_str("\n\n");
+    crate::pgn::push_movetext(&mut s, tokens);
     s
 }
 

@@ -9,26 +9,14 @@ mod rules;
 
 use std::ffi::OsString;
 
-use clap::{Parser, Subcommand};
+use clap::Parser;
 
 /// The rules commands.
 #[derive(Parser)]
 #[command(name = "vzero", version, about)]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
-}
-
-#[derive(Subcommand)]
-enum Command {
-    /// Count the leaves of the legal move tree; the last line is the total.
-    Perft(rules::PerftArgs),
-    /// List the legal moves, one per line, in UCI notation.
-    Moves(rules::MovesArgs),
-    /// Print the game state as `<ongoing|win|loss|draw> <reason>` for the side to move.
-    Result(rules::MovesArgs),
-    /// List the variants with a description and the rules file each follows.
-    Variants,
+    command: rules::RulesCommand,
 }
 
 fn main() {
@@ -37,13 +25,7 @@ fn main() {
     if !first.is_some_and(|c| rules::COMMANDS.contains(&c)) {
         exec_torch(&args[1..]);
     }
-    let result = match Cli::parse().command {
-        Command::Perft(a) => rules::perft(a),
-        Command::Moves(a) => rules::moves(a),
-        Command::Result(a) => rules::result(a),
-        Command::Variants => rules::variants(),
-    };
-    rules::exit_on_error(result);
+    rules::exit_on_error(Cli::parse().command.run());
 }
 
 /// Replaces this process by `vzero-torch` with the same arguments.

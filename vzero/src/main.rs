@@ -17,14 +17,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Count the leaves of the legal move tree; the last line is the total.
-    Perft(cmd::rules::PerftArgs),
-    /// List the legal moves, one per line, in UCI notation.
-    Moves(cmd::rules::MovesArgs),
-    /// Print the game state as `<ongoing|win|loss|draw> <reason>` for the side to move.
-    Result(cmd::rules::MovesArgs),
-    /// List the variants with a description and the rules file each follows.
-    Variants,
+    #[command(flatten)]
+    Rules(cmd::rules::RulesCommand),
     /// Search one position; prints the root's moves, then `bestmove <uci>` on the last line.
     Search(cmd::search::SearchArgs),
     /// Write a fresh, randomly initialised network for a variant.
@@ -62,10 +56,7 @@ enum Command {
 fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Perft(a) => cmd::rules::perft(a),
-        Command::Moves(a) => cmd::rules::moves(a),
-        Command::Result(a) => cmd::rules::result(a),
-        Command::Variants => cmd::rules::variants(),
+        Command::Rules(c) => c.run(),
         Command::Search(a) => cmd::search::search(a),
         Command::Init(a) => cmd::net::init(a),
         Command::Eval(a) => cmd::net::eval(a),

@@ -10,6 +10,31 @@ use vzero_rules::{Game, Position, Variant};
 #[allow(dead_code)] // used by the front binary (src/front.rs) only
 pub const COMMANDS: [&str; 4] = ["perft", "moves", "result", "variants"];
 
+/// The rules commands, as both binaries parse them.
+#[derive(clap::Subcommand, Debug)]
+pub enum RulesCommand {
+    /// Count the leaves of the legal move tree; the last line is the total.
+    Perft(PerftArgs),
+    /// List the legal moves, one per line, in UCI notation.
+    Moves(MovesArgs),
+    /// Print the game state as `<ongoing|win|loss|draw> <reason>` for the side to move.
+    Result(MovesArgs),
+    /// List the variants with a description and the rules file each follows.
+    Variants,
+}
+
+impl RulesCommand {
+    /// Runs the command.
+    pub fn run(self) -> Result<()> {
+        match self {
+            RulesCommand::Perft(a) => perft(a),
+            RulesCommand::Moves(a) => moves(a),
+            RulesCommand::Result(a) => result(a),
+            RulesCommand::Variants => variants(),
+        }
+    }
+}
+
 /// Prints `error: …` and exits with status 1 on an error; a closed pipe (`vzero moves | head`)
 /// is the reader's choice, not an error.
 pub fn exit_on_error(result: Result<()>) {
