@@ -386,8 +386,9 @@ impl Server {
         }
     }
 
-    /// A weighted random book move when a book is set and the game is young enough.
-    fn book_move(&mut self, game: &Game) -> Option<(vzero_rules::Move, f64)> {
+    /// A weighted random book move when a book is set and the game is young enough, with the
+    /// mover's score in the book and the line it starts (the book's best reply, if any).
+    fn book_move(&mut self, game: &Game) -> Option<(vzero_rules::Move, f64, String)> {
         use rand::SeedableRng;
         if self.analyse_mode || game.result().is_over() {
             return None;
@@ -401,7 +402,14 @@ impl Server {
         let m = book.pick(game.position(), ply, &mut rng)?;
         let uci = game.position().uci(m);
         let score = book.moves(game.position()).iter().find(|b| b.uci == uci).map_or(0.5, |b| b.score);
-        Some((m, score))
+        let mut next = *game.position();
+        next.play(m);
+        // a one-move PV with `cp 0` reads as a draw to variantfishtest: add the book's reply
+        let line = match book.moves(&next).first().filter(|r| next.parse_uci(&r.uci).is_ok()) {
+            Some(r) => format!("{uci} {}", r.uci),
+            None => uci,
+        };
+        Some((m, score, line))
     }
 
     fn thinker(&mut self) -> Thinker {
@@ -489,11 +497,12 @@ impl Server {
         let handle = std::thread::spawn(move || {
             let root = *game.position();
             let waiting = || infinite || ponder2.load(Ordering::SeqCst);
-            if let Some((m, score)) = book {
+            if let Some((m, score, line)) = book {
                 let text = root.uci(m);
                 out.say(&format!("info string book move {text}"));
                 let cp = value_to_cp((2.0 * score - 1.0) as f32);
-                out.say(&format!("info depth 1 seldepth 1 multipv 1 score cp {cp} nodes 0 nps 0 time 0 pv {text}"));
+                let depth = line.split(' ').count();
+                out.say(&format!("info depth {depth} seldepth {depth} multipv 1 score cp {cp} nodes 0 nps 0 time 0 pv {line}"));
                 wait_stop(&waiting, &stop2);
                 out.say(&format!("bestmove {text}"));
                 return thinker;

@@ -28,9 +28,20 @@ fn main() {
     rules::exit_on_error(Cli::parse().command.run());
 }
 
-/// Replaces this process by `vzero-torch` with the same arguments.
+/// Replaces this process by `vzero-torch` with the same arguments. Warns when `vzero-torch` is
+/// older than this binary (`cargo run -p vzero` rebuilds only `vzero`; build both with
+/// `cargo build --release -p vzero`, or run `cargo run -p vzero --bin vzero-torch`).
 fn exec_torch(args: &[OsString]) -> ! {
-    let exe = std::env::current_exe().map(|p| p.with_file_name("vzero-torch"));
+    let me = std::env::current_exe();
+    let exe = me.as_ref().map(|p| p.with_file_name("vzero-torch")).map_err(|e| std::io::Error::new(e.kind(), e.to_string()));
+    let modified = |p: &std::path::Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    if let (Ok(me), Ok(torch)) = (&me, &exe) {
+        if let (Some(a), Some(b)) = (modified(me), modified(torch)) {
+            if b + std::time::Duration::from_secs(60) < a {
+                eprintln!("warning: {} is older than {}: it may be stale (cargo build --release -p vzero builds both)", torch.display(), me.display());
+            }
+        }
+    }
     let err = match &exe {
         #[cfg(unix)]
         Ok(p) => {
