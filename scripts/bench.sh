@@ -6,9 +6,9 @@ cd "$(dirname "$0")/.."
 what=${1:-}
 shift || true
 case "$what" in
-  perft) cargo run -q --release -p vzero -- bench perft "$@" ;;
+  perft) cargo run -q --release -p vzero --bin vzero-torch -- bench perft "$@" ;;
   # self-play evaluations/s vs the bare network at the same batch (target ratio >= 0.9)
-  selfplay) bash scripts/setup.sh >/dev/null && cargo run -q --release -p vzero -- bench selfplay "$@" ;;
+  selfplay) bash scripts/setup.sh >/dev/null && cargo run -q --release -p vzero --bin vzero-torch -- bench selfplay "$@" ;;
   # trainer samples/s vs the raw training step
   learn) bash scripts/setup.sh >/dev/null && cargo run -q --release -p vzero-trainer --example learnbench -- "$@" ;;
   # Search simulations/s per variant with a zero-cost evaluator, single thread; args: [runs].

@@ -67,4 +67,30 @@ if ! ok; then
   touch "$stamp"
   echo "setup.sh: done in $(( $(date +%s) - t0 )) s" >&2
 fi
-echo "setup ok: torch $TORCH_VERSION ($FLAVOR) in $VENV ($(du -sh "$VENV" | cut -f1))"
+# Python with torch, for the TorchScript/ONNX export check (vzero/tests/export_cli.rs) and for
+# trying exported networks by hand: a separate venv, `.venv-py`, with the plain PyPI torch wheel
+# and its dependencies (~4.7 GB). The Rust side's .venv cannot serve: its torch is installed
+# --no-deps with the CUDA libraries pruned, and torch's Python module (libtorch_python.so) links
+# libtorch_cuda, cuDNN and NCCL. onnx and onnxruntime are optional: the ONNX route is checked
+# only when they install. VZERO_SKIP_PYTHON=1 skips this step (the export check then fails with
+# a message saying so). Its own stamp: the Rust .venv is never touched by it.
+PYVENV=.venv-py
+pystamp="$PYVENV/.setup-py-torch-$TORCH_VERSION"
+if [ "${VZERO_SKIP_PYTHON:-0}" != 1 ] && [ ! -e "$pystamp" ]; then
+  exec 8>"$PYVENV.lock"
+  if command -v flock >/dev/null; then flock 8; fi
+  if [ ! -e "$pystamp" ]; then
+    t0=$(date +%s)
+    echo "setup.sh: creating $PYVENV (Python torch $TORCH_VERSION, numpy, onnx, onnxruntime) ..." >&2
+    rm -rf "$PYVENV"
+    "$PY" -m venv "$PYVENV"
+    pyp_() { "$PYVENV/bin/python" -m pip install --disable-pip-version-check --no-cache-dir -q "$@"; }
+    pyp_ "torch==$TORCH_VERSION" numpy
+    pyp_ onnx onnxruntime || echo "setup.sh: onnx/onnxruntime did not install; the ONNX check will be skipped" >&2
+    "$PYVENV/bin/python" -c 'import torch; torch.zeros(1)' \
+      || { echo "setup.sh: 'import torch' fails in $PYVENV" >&2; exit 1; }
+    touch "$pystamp"
+    echo "setup.sh: $PYVENV done in $(( $(date +%s) - t0 )) s" >&2
+  fi
+fi
+echo "setup ok: torch $TORCH_VERSION ($FLAVOR) in $VENV ($(du -sh "$VENV/" | cut -f1))"

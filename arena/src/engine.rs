@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use vzero_mcts::{Knowledge, MaterialEvaluator, Search, SearchConfig, SearchResult, VariantGame};
+use vzero_mcts::{Knowledge, Leaf, MaterialEvaluator, Search, SearchConfig, SearchResult, VariantGame};
 pub use vzero_model::NetEvaluator;
 use vzero_rules::Move;
 
@@ -26,7 +26,7 @@ impl Evaluator {
     /// Leaves gathered per evaluation: 1 without a network; with one, a batch that grows with
     /// the budget (virtual loss spreads a batch over the tree, which a small search cannot
     /// afford): `sims / 16` clamped to 1..=8, so 64 simulations go 4 leaves at a time.
-    fn batch(&self, sims: u32) -> usize {
+    pub fn batch(&self, sims: u32) -> usize {
         match self {
             Evaluator::Material(_) | Evaluator::Knowledge(_) => 1,
             Evaluator::Net(_) => (sims as usize / 16).clamp(1, 8),
@@ -64,13 +64,24 @@ impl Progress {
     }
 }
 
-/// The principal variation: most visited child from the root down, at most `max` moves.
+/// The principal variation: most visited child from the root down, at most `max` moves; where
+/// the line reaches a node that was evaluated but not searched further, it ends with that node's
+/// most probable move (so a PV is one move long only when the game ends after it).
 pub fn principal_variation(search: &Search<VariantGame>, max: usize, first: Option<Move>) -> Vec<Move> {
     let mut pv: Vec<Move> = first.into_iter().collect();
     while pv.len() < max {
         let Some(st) = search.node_stats(&pv) else { break };
-        let Some(best) = st.children.iter().filter(|c| c.visits > 0).max_by_key(|c| c.visits) else { break };
-        pv.push(best.mv);
+        match st.children.iter().filter(|c| c.visits > 0).max_by_key(|c| c.visits) {
+            Some(best) => pv.push(best.mv),
+            None => {
+                if st.expanded {
+                    if let Some(top) = st.children.iter().max_by(|a, b| a.prior.total_cmp(&b.prior)) {
+                        pv.push(top.mv);
+                    }
+                }
+                break;
+            }
+        }
     }
     pv
 }
@@ -105,34 +116,7 @@ pub fn search_move(
     let mut iter = 0u64;
     let mut idle = 0u32;
     while !search.is_done() {
-        leaves.clear();
-        let n = search.gather(batch, &mut leaves);
-        if n > 0 {
-            match eval {
-                Evaluator::Material(_) | Evaluator::Knowledge(_) => {
-                    for leaf in &leaves {
-                        let moves = search.leaf_moves(leaf.handle);
-                        priors.clear();
-                        priors.resize(moves.len(), 0.0);
-                        let v = match eval {
-                            Evaluator::Knowledge(k) => k.evaluate(&leaf.state, moves, &mut priors),
-                            Evaluator::Material(m) => m.evaluate(&leaf.state, moves, &mut priors),
-                            Evaluator::Net(_) => unreachable!(),
-                        };
-                        search.apply(leaf.handle, &priors, v);
-                    }
-                }
-                Evaluator::Net(net) => {
-                    let states: Vec<&VariantGame> = leaves.iter().map(|l| &l.state).collect();
-                    let moves: Vec<&[Move]> = leaves.iter().map(|l| search.leaf_moves(l.handle)).collect();
-                    let eval = net.evaluate_batch(&states, &moves)?;
-                    drop(moves);
-                    for (i, leaf) in leaves.iter().enumerate() {
-                        search.apply(leaf.handle, eval.policy(i), vzero_model::leaf_value(eval, i));
-                    }
-                }
-            }
-        } else {
+        if step(&mut search, eval, batch, &mut leaves, &mut priors)? == 0 {
             idle += 1;
             if idle > 1000 {
                 break; // no progress possible (should not happen)
@@ -162,6 +146,47 @@ pub fn search_move(
     let p = progress(&search, sims, t0, Some(result.chosen));
     report(&p);
     Ok(Some((result, p)))
+}
+
+/// One gather/evaluate/apply round of `search` with up to `batch` leaves; returns the number of
+/// leaves evaluated (0 when every descent collided, the budget is spent or the root is settled).
+pub fn step(
+    search: &mut Search<VariantGame>,
+    eval: &mut Evaluator,
+    batch: usize,
+    leaves: &mut Vec<Leaf<VariantGame>>,
+    priors: &mut Vec<f32>,
+) -> Result<usize> {
+    leaves.clear();
+    let n = search.gather(batch, leaves);
+    if n == 0 {
+        return Ok(0);
+    }
+    match eval {
+        Evaluator::Material(_) | Evaluator::Knowledge(_) => {
+            for leaf in leaves.iter() {
+                let moves = search.leaf_moves(leaf.handle);
+                priors.clear();
+                priors.resize(moves.len(), 0.0);
+                let v = match eval {
+                    Evaluator::Knowledge(k) => k.evaluate(&leaf.state, moves, priors),
+                    Evaluator::Material(m) => m.evaluate(&leaf.state, moves, priors),
+                    Evaluator::Net(_) => unreachable!(),
+                };
+                search.apply(leaf.handle, priors, v);
+            }
+        }
+        Evaluator::Net(net) => {
+            let states: Vec<&VariantGame> = leaves.iter().map(|l| &l.state).collect();
+            let moves: Vec<&[Move]> = leaves.iter().map(|l| search.leaf_moves(l.handle)).collect();
+            let eval = net.evaluate_batch(&states, &moves)?;
+            drop(moves);
+            for (i, leaf) in leaves.iter().enumerate() {
+                search.apply(leaf.handle, eval.policy(i), vzero_model::leaf_value(eval, i));
+            }
+        }
+    }
+    Ok(n)
 }
 
 /// Centipawns from a value v = W - L in [-1, 1]: `111.714640912 · tan(1.5620688421 · v)`

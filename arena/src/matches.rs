@@ -125,8 +125,10 @@ impl MatchReport {
 }
 
 /// Reads a book: one opening per line, blank lines and `#` comments skipped. A line is a FEN
-/// (it contains `/`), optionally followed by `moves m1 m2 …`, or UCI moves from the start
-/// position. A `.pgn` file is read as PGN instead (each game's FEN tag and moves).
+/// or an EPD line (it contains `/`; EPD operations are ignored, so Fairy-Stockfish's
+/// `books/<variant>.epd` and `vzero book export --format epd` files are books), optionally
+/// followed by `moves m1 m2 …`, or UCI moves from the start position. A `.pgn` file is read as
+/// PGN instead (each game's FEN tag and moves).
 pub fn read_book(path: &Path, variant: Variant) -> Result<Vec<Game>> {
     let mut out = Vec::new();
     if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("pgn")) {
@@ -150,7 +152,7 @@ pub fn read_book(path: &Path, variant: Variant) -> Result<Vec<Game>> {
                 (None, line.strip_prefix("moves ").unwrap_or(line))
             };
             let mut g = match fen {
-                Some(f) => Game::from_fen(variant, f).with_context(at)?,
+                Some(f) => vzero_openings::parse_epd(variant, f).map(|(g, _)| g).with_context(at)?,
                 None => Game::startpos(variant),
             };
             for m in moves.split_whitespace() {

@@ -93,22 +93,28 @@ impl PgnGame {
             black = !black;
         }
         tokens.push(self.result.clone());
-        let mut line = String::new();
-        for t in tokens {
-            if !line.is_empty() && line.len() + 1 + t.len() > 79 {
-                s.push_str(&line);
-                s.push('\n');
-                line.clear();
-            }
-            if !line.is_empty() {
-                line.push(' ');
-            }
-            line.push_str(&t);
-        }
-        s.push_str(&line);
-        s.push_str("\n\n");
+        push_movetext(&mut s, tokens);
         s
     }
+}
+
+/// Appends movetext tokens to `s`, separated by spaces and wrapped before column 80, then a
+/// blank line.
+pub fn push_movetext(s: &mut String, tokens: impl IntoIterator<Item = String>) {
+    let mut line = String::new();
+    for t in tokens {
+        if !line.is_empty() && line.len() + 1 + t.len() > 79 {
+            s.push_str(&line);
+            s.push('\n');
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(&t);
+    }
+    s.push_str(&line);
+    s.push_str("\n\n");
 }
 
 fn is_result(t: &str) -> bool {

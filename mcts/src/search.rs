@@ -149,6 +149,11 @@ impl<G: Game> Search<G> {
         self.tree.nodes.len()
     }
 
+    /// Number of edges (the legal moves of every node created) in the tree.
+    pub fn num_edges(&self) -> usize {
+        self.tree.edges.len()
+    }
+
     /// Leaves gathered and not yet applied.
     pub fn pending(&self) -> u32 {
         self.pending

@@ -9,6 +9,7 @@
 //!   SGD-momentum or AdamW; returns [`Losses`].
 //! * [`checkpoint`]: atomic save/load of weights (`.safetensors`) + metadata (`.json`), with
 //!   variant / encoding-version / config checks and clear errors for corrupt files.
+//! * [`export`]: the network as a traced TorchScript module for Python (and ONNX from there).
 //! * [`device`]: `--device auto|cpu|cuda[:N]` ([`DeviceChoice`]), thread settings and the malloc
 //!   tuning every [`Model`] applies ([`device::tune_malloc`]).
 //!
@@ -21,6 +22,7 @@ mod config;
 pub mod device;
 mod error;
 pub mod evaluator;
+pub mod export;
 mod infer;
 mod model;
 mod net;
@@ -37,6 +39,7 @@ pub use evaluator::{
     checkpoint_info, expected, fresh_model, leaf_value, net_config, policy_map, random_positions,
     NetEvaluator,
 };
+pub use export::{export_torchscript, ExportInfo};
 pub use infer::{cpu_has_amx_bf16, InferencePrecision, AUTO_BF16_MIN_BATCH, PRECISION_ENV};
 pub use model::{Evaluation, LegalMoves, Model};
 pub use net::{NetOutput, MOVES_LEFT_SCALE};

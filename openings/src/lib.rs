@@ -9,15 +9,18 @@
 //! * [`Book`] / [`BookBuilder`]: Zobrist-keyed opening books (transpositions merge) with a ply
 //!   limit and weighted random choice.
 //! * [`tree_svg`]: the top lines as stacked W/D/L bars.
+//! * [`epd`]: books as EPD lines for Fairy-Stockfish's match tools, and the EPD reader.
 //!
 //! See `openings/README.md`.
 
 pub mod book;
+pub mod epd;
 pub mod san;
 pub mod source;
 pub mod svg;
 pub mod tree;
 
+pub use epd::{book_to_epd, parse_epd, EpdOp};
 pub use book::{move_weight, Book, BookBuilder, BookMove, BookPosition, BOOK_VERSION};
 pub use san::san;
 pub use source::{for_each_game, parse_generation, replay, Input, PgnReader, RawGame, ReplayedGame, Skipped};

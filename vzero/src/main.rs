@@ -1,4 +1,6 @@
-//! `vzero`: the command line of the vzero training pipeline.
+//! `vzero-torch`: the whole command line of vzero, linked with LibTorch. Users run `vzero`
+//! (`src/front.rs`), which runs the rules commands itself and hands every other command to
+//! this binary.
 
 mod cmd;
 mod config;
@@ -15,14 +17,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Count the leaves of the legal move tree; the last line is the total.
-    Perft(cmd::rules::PerftArgs),
-    /// List the legal moves, one per line, in UCI notation.
-    Moves(cmd::rules::MovesArgs),
-    /// Print the game state as `<ongoing|win|loss|draw> <reason>` for the side to move.
-    Result(cmd::rules::MovesArgs),
-    /// List the variants with a description and the rules file each follows.
-    Variants,
+    #[command(flatten)]
+    Rules(cmd::rules::RulesCommand),
     /// Search one position; prints the root's moves, then `bestmove <uci>` on the last line.
     Search(cmd::search::SearchArgs),
     /// Write a fresh, randomly initialised network for a variant.
@@ -35,6 +31,10 @@ enum Command {
     Ratings(cmd::arena::RatingsArgs),
     /// Run as a UCI engine on stdin/stdout (Fairy-Stockfish conventions).
     Uci(cmd::uci::UciArgs),
+    /// Annotate the games of a PGN file with evaluations, best lines and mistakes.
+    Analyse(cmd::analyse::AnalyseArgs),
+    /// Export a network for other tools (TorchScript for Python and ONNX).
+    Export(cmd::net::ExportArgs),
     /// Self-play and training together on one machine (resumes a run directory).
     Train(cmd::train::RunArgs),
     /// Self-play alone, writing games into a (possibly shared) run directory.
@@ -43,7 +43,7 @@ enum Command {
     Learn(cmd::train::RunArgs),
     /// Opening tree of self-play (run directories) or arena (PGN) games: counts, W/D/L, Elo.
     Openings(cmd::openings::OpeningsArgs),
-    /// Opening books (`vzero book build`).
+    /// Opening books (`vzero book build`, `vzero book export`).
     #[command(subcommand)]
     Book(cmd::openings::BookCommand),
     /// Rate a run's checkpoint against the baselines and earlier gauntlet checkpoints (arena/ in the run).
@@ -56,10 +56,7 @@ enum Command {
 fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Perft(a) => cmd::rules::perft(a),
-        Command::Moves(a) => cmd::rules::moves(a),
-        Command::Result(a) => cmd::rules::result(a),
-        Command::Variants => cmd::rules::variants(),
+        Command::Rules(c) => c.run(),
         Command::Search(a) => cmd::search::search(a),
         Command::Init(a) => cmd::net::init(a),
         Command::Eval(a) => cmd::net::eval(a),
@@ -71,15 +68,10 @@ fn main() {
         Command::Match(a) => cmd::arena::match_(a),
         Command::Ratings(a) => cmd::arena::ratings(a),
         Command::Uci(a) => cmd::uci::uci(a),
+        Command::Analyse(a) => cmd::analyse::analyse(a),
+        Command::Export(a) => cmd::net::export(a),
         Command::Openings(a) => cmd::openings::openings(a),
         Command::Book(c) => cmd::openings::book(c),
     };
-    if let Err(e) = result {
-        // A closed pipe (`vzero moves | head`) is the reader's choice, not an error.
-        if e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) {
-            return;
-        }
-        eprintln!("error: {e:#}");
-        std::process::exit(1);
-    }
+    cmd::rules::exit_on_error(result);
 }

@@ -1,61 +1,16 @@
 //! `vzero uci` over stdin/stdout, `vzero match` (built-in players and vzero itself as an external
 //! UCI engine) and `vzero ratings`.
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{channel, Receiver};
+mod common;
+
 use std::time::Duration;
 
+use common::{bestmove, vzero, Session, BIN};
 use vzero_rules::{Game, Variant};
-
-const BIN: &str = env!("CARGO_BIN_EXE_vzero");
-
-struct Session {
-    child: Child,
-    stdin: ChildStdin,
-    lines: Receiver<String>,
-}
-
-impl Session {
-    fn start() -> Session {
-        let mut child = Command::new(BIN).arg("uci").stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().expect("run vzero uci");
-        let stdin = child.stdin.take().unwrap();
-        let out = child.stdout.take().unwrap();
-        let (tx, lines) = channel();
-        std::thread::spawn(move || {
-            for l in BufReader::new(out).lines().map_while(Result::ok) {
-                if tx.send(l).is_err() {
-                    break;
-                }
-            }
-        });
-        Session { child, stdin, lines }
-    }
-    fn send(&mut self, s: &str) {
-        writeln!(self.stdin, "{s}").unwrap();
-        self.stdin.flush().unwrap();
-    }
-    /// Lines up to and including the first starting with `prefix`.
-    fn until(&mut self, prefix: &str, secs: u64) -> Vec<String> {
-        let mut v = Vec::new();
-        loop {
-            let l = self.lines.recv_timeout(Duration::from_secs(secs)).unwrap_or_else(|_| panic!("no '{prefix}' within {secs} s; got {v:?}"));
-            let done = l.starts_with(prefix);
-            v.push(l);
-            if done {
-                return v;
-            }
-        }
-    }
-}
-
-fn bestmove(lines: &[String]) -> String {
-    lines.last().unwrap().split_whitespace().nth(1).unwrap().to_string()
-}
 
 #[test]
 fn scripted_uci_session() {
-    let mut s = Session::start();
+    let mut s = Session::start(&[]);
     s.send("uci");
     let head = s.until("uciok", 10);
     let variant_opt = head.iter().find(|l| l.starts_with("option name UCI_Variant type combo")).expect("UCI_Variant option");
@@ -75,6 +30,7 @@ fn scripted_uci_session() {
     g.play_uci(&m1).unwrap();
     let m2 = g.position().uci(g.position().legal_moves()[5]);
     g.play_uci(&m2).unwrap();
+    s.send("setoption name UCI_ShowWDL value true");
     s.send("ucinewgame");
     s.send(&format!("position startpos moves {m1} {m2}"));
     s.send("go nodes 200");
@@ -110,11 +66,6 @@ fn scripted_uci_session() {
     s.send("quit");
     let status = s.child.wait().unwrap();
     assert!(status.success());
-}
-
-fn vzero(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(BIN).args(args).output().expect("run vzero");
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
 }
 
 #[test]

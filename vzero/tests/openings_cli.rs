@@ -117,6 +117,22 @@ fn book_build_then_match_and_uci_use_it() {
     assert!(firsts.iter().all(|m| *m == "a3a4" || *m == "h3h4"), "{firsts:?}");
     assert_eq!(firsts[0], firsts[1], "both games of a pair share the opening");
 
+    // the book as EPD for Fairy-Stockfish's match tools, read back as a match book
+    let epd = dir.join("books").join("empire.epd");
+    std::fs::create_dir_all(epd.parent().unwrap()).unwrap();
+    let (out, _) = vzero(&["book", "export", "--book", s(&book), "--format", "epd", "--out", s(&epd)]);
+    assert!(out.contains("2 positions of empire"), "{out}");
+    let text = std::fs::read_to_string(&epd).unwrap();
+    let start_line = text.lines().find(|l| l.starts_with(&start.fen())).unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(start_line, format!("{} bm a3a4 h3h4; c0 \"weights a3a4:{:.2} h3h4:{:.2}\";", start.fen(), pos["moves"][0]["weight"].as_f64().unwrap(), pos["moves"][1]["weight"].as_f64().unwrap()));
+    let pgn2 = dir.join("epd.pgn");
+    vzero(&["match", "random", "random", "--variant", "empire", "--games", "4", "--book", s(&epd), "--max-plies", "6", "--pgn", s(&pgn2), "--no-progress"]);
+    let text = std::fs::read_to_string(&pgn2).unwrap();
+    let fens: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix("[FEN \"")).collect();
+    let books: Vec<String> = std::fs::read_to_string(&epd).unwrap().lines().map(|l| l.split(" bm ").next().unwrap().to_string()).collect();
+    let started_at_start = text.matches("[White ").count() - fens.len();
+    assert!(started_at_start >= 2 && fens.iter().all(|f| books.iter().any(|b| f.starts_with(b.as_str()))), "{text}");
+
     let mut child = Command::new(BIN).args(["uci", "--book", s(&book)]).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
     child.stdin.take().unwrap().write_all(b"uci\nposition startpos moves a3a4\ngo nodes 1\nisready\nquit\n").unwrap();
     let out = String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap();

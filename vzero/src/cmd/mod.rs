@@ -1,9 +1,11 @@
 //! One module per subcommand family.
 
+pub mod analyse;
 pub mod arena;
 pub mod bench;
 pub mod net;
 pub mod openings;
+pub mod out;
 pub mod train;
 pub mod rules;
 pub mod search;

@@ -63,8 +63,34 @@ pub struct EvalArgs {
     /// Moves to list, most probable first.
     #[arg(long, default_value_t = 10)]
     top: usize,
+    /// Print JSON instead: the input planes, every legal move with its policy index and prior,
+    /// and W/D/L and moves left, both from the network alone (`net`) and with the checkpoint's
+    /// knowledge blend as searches use them (`search`), at full precision.
+    #[arg(long)]
+    json: bool,
     #[command(flatten)]
     net: NetRunArgs,
+}
+
+/// Formats of `vzero export`.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum ExportFormat {
+    /// A traced TorchScript module (`torch.jit.load` in Python; ONNX from there).
+    Torchscript,
+}
+
+/// Arguments of `vzero export`.
+#[derive(Args, Debug)]
+pub struct ExportArgs {
+    /// Checkpoint to export.
+    #[arg(long)]
+    model: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "torchscript")]
+    format: ExportFormat,
+    /// File to write, e.g. net.pt (its description goes to net.pt.json).
+    #[arg(long)]
+    out: PathBuf,
 }
 
 pub fn init(a: InitArgs) -> Result<()> {
@@ -95,10 +121,16 @@ pub fn init(a: InitArgs) -> Result<()> {
 pub fn eval(a: EvalArgs) -> Result<()> {
     let game = a.pos.game()?;
     let pos = *game.position();
+    if game.result().is_over() {
+        bail!("the game is over ({}): nothing to evaluate", game.result());
+    }
     let device = a.net.device()?;
     let (mut net, meta) = NetEvaluator::load(&a.model, pos.variant(), device)?;
     let state = vzero_mcts::VariantGame::from_game(&game);
     let moves = pos.legal_moves();
+    if a.json {
+        return eval_json(&mut net, &game, &state, &moves);
+    }
     let evals = net.evaluate(&[&state], &[&moves])?;
     let (priors, value) = &evals[0];
     let [w, d, l] = value.wdl();
@@ -111,5 +143,60 @@ pub fn eval(a: EvalArgs) -> Result<()> {
     for &i in order.iter().take(a.top) {
         writeln!(out, "{:<10} {:.4}", pos.uci(moves[i]), priors[i])?;
     }
+    Ok(())
+}
+
+/// `vzero eval --json`: everything a Python user needs to feed the position to an exported
+/// network and compare: planes, policy indices, and the outputs with and without the blend.
+fn eval_json(net: &mut NetEvaluator, game: &vzero_rules::Game, state: &vzero_mcts::VariantGame, moves: &[vzero_rules::Move]) -> Result<()> {
+    let pos = game.position();
+    let planes = net.input().encode(pos, state.repetitions());
+    let indices: Vec<usize> = moves.iter().map(|&m| net.moves().encode(pos, m).context("a legal move without a policy index")).collect::<Result<_>>()?;
+    let mut outputs = Vec::new();
+    let blend = net.knowledge();
+    for knowledge in [vzero_mcts::Knowledge::default(), blend] {
+        net.set_knowledge(knowledge);
+        let e = net.evaluate_batch(&[state], &[moves])?;
+        outputs.push(serde_json::json!({
+            "priors": e.policy(0),
+            "wdl": e.wdl[0],
+            "moves_left": e.moves_left.first(),
+        }));
+    }
+    net.set_knowledge(blend);
+    let doc = serde_json::json!({
+        "variant": pos.variant().name(),
+        "fen": pos.fen(),
+        "shape": net.input().shape(),
+        "planes": planes,
+        "moves": moves.iter().map(|&m| pos.uci(m)).collect::<Vec<_>>(),
+        "indices": indices,
+        "net": outputs[0],
+        "search": outputs[1],
+    });
+    println!("{doc}");
+    Ok(())
+}
+
+/// `vzero export`: the network for other tools.
+pub fn export(a: ExportArgs) -> Result<()> {
+    let meta = checkpoint::read_meta(&a.model)?;
+    let variant = vzero_rules::Variant::load(&meta.variant).with_context(|| format!("{}: variant", a.model.display()))?;
+    let (net, meta) = NetEvaluator::load(&a.model, variant, vzero_model::Device::Cpu)?;
+    let info = match a.format {
+        ExportFormat::Torchscript => vzero_model::export_torchscript(net.model(), &meta, &a.out)?,
+    };
+    println!(
+        "wrote {} and {}.json: TorchScript, input [B, {}, {}, {}] -> [B, {}] = {}, {} step {}",
+        a.out.display(),
+        a.out.display(),
+        info.input[0],
+        info.input[1],
+        info.input[2],
+        info.outputs.last().map_or(0, |o| o.2),
+        info.outputs.iter().map(|(n, a, b)| format!("{n} {a}..{b}")).collect::<Vec<_>>().join(" | "),
+        info.variant,
+        info.step
+    );
     Ok(())
 }

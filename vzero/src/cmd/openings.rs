@@ -1,9 +1,11 @@
 //! `vzero openings` (opening tree export) and `vzero book build` (opening book).
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
+
+use crate::cmd::out::write_atomic;
 use clap::{Args, Subcommand, ValueEnum};
 use vzero_openings::{scan, to_csv, to_json, to_markdown, tree_svg, BookBuilder, Filter, Input, OpeningTree, Summary};
 use vzero_rules::Variant;
@@ -100,14 +102,6 @@ pub struct OpeningsArgs {
     pub svg_rows: usize,
 }
 
-fn write_atomic(path: &Path, text: &str) -> Result<()> {
-    let name = path.file_name().map_or("out".into(), |n| n.to_string_lossy().into_owned());
-    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
-    std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("renaming to {}", path.display()))?;
-    Ok(())
-}
-
 pub fn openings(a: OpeningsArgs) -> Result<()> {
     let variant = Variant::load(&a.games.variant)?;
     let filter = a.games.filter()?;
@@ -138,6 +132,33 @@ pub fn openings(a: OpeningsArgs) -> Result<()> {
 pub enum BookCommand {
     /// Build an opening book (Zobrist-keyed JSON, see openings/README.md) from games.
     Build(BookBuildArgs),
+    /// Write a book's positions for other tools (EPD, as Fairy-Stockfish's match tools read).
+    Export(BookExportArgs),
+}
+
+/// Formats of `vzero book export`.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum ExportFormat {
+    /// One line per position: FEN, `bm` with the book moves, `c0` with their weights.
+    Epd,
+}
+
+/// Arguments of `vzero book export`.
+#[derive(Args, Debug)]
+pub struct BookExportArgs {
+    /// Book file (`vzero book build`).
+    #[arg(long)]
+    pub book: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "epd")]
+    pub format: ExportFormat,
+    /// File to write (atomically), e.g. books/empire.epd for variantfishtest.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Variant definition file, for a book of a variant that is not built in (default: the
+    /// variant named in the book).
+    #[arg(long)]
+    pub variant: Option<String>,
 }
 
 /// Arguments of `vzero book build`.
@@ -163,6 +184,20 @@ pub fn book(c: BookCommand) -> Result<()> {
             book.save(&a.out)?;
             let moves: usize = book.positions().iter().map(|p| p.moves.len()).sum();
             println!("book {}: {} positions, {} moves, {} plies, from {} games", a.out.display(), book.positions().len(), moves, book.plies(), sum.counted);
+            Ok(())
+        }
+        BookCommand::Export(a) => {
+            let book = vzero_openings::Book::load(&a.book)?;
+            let variant = Variant::load(a.variant.as_deref().unwrap_or(book.variant()))
+                .map_err(|e| anyhow::anyhow!("{}: variant of the book: {e}", a.book.display()))?;
+            if variant.name() != book.variant() {
+                bail!("{} is a book of {}, not of {}", a.book.display(), book.variant(), variant.name());
+            }
+            let (text, lines) = match a.format {
+                ExportFormat::Epd => vzero_openings::book_to_epd(&book, variant)?,
+            };
+            write_atomic(&a.out, &text)?;
+            println!("wrote {} ({lines} positions of {} from {})", a.out.display(), variant.name(), a.book.display());
             Ok(())
         }
     }

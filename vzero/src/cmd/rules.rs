@@ -1,9 +1,51 @@
-//! Rules commands: `perft`, `moves`, `result`, `variants`.
+//! Rules commands: `perft`, `moves`, `result`, `variants`. They use no network: the `vzero`
+//! binary (`src/front.rs`) runs them without loading LibTorch, and so does `vzero-torch`.
 
 use anyhow::{bail, Result};
 use std::io::Write;
 use clap::Args;
 use vzero_rules::{Game, Position, Variant};
+
+/// The names of the rules commands.
+#[allow(dead_code)] // used by the front binary (src/front.rs) only
+pub const COMMANDS: [&str; 4] = ["perft", "moves", "result", "variants"];
+
+/// The rules commands, as both binaries parse them.
+#[derive(clap::Subcommand, Debug)]
+pub enum RulesCommand {
+    /// Count the leaves of the legal move tree; the last line is the total.
+    Perft(PerftArgs),
+    /// List the legal moves, one per line, in UCI notation.
+    Moves(MovesArgs),
+    /// Print the game state as `<ongoing|win|loss|draw> <reason>` for the side to move.
+    Result(MovesArgs),
+    /// List the variants with a description and the rules file each follows.
+    Variants,
+}
+
+impl RulesCommand {
+    /// Runs the command.
+    pub fn run(self) -> Result<()> {
+        match self {
+            RulesCommand::Perft(a) => perft(a),
+            RulesCommand::Moves(a) => moves(a),
+            RulesCommand::Result(a) => result(a),
+            RulesCommand::Variants => variants(),
+        }
+    }
+}
+
+/// Prints `error: …` and exits with status 1 on an error; a closed pipe (`vzero moves | head`)
+/// is the reader's choice, not an error.
+pub fn exit_on_error(result: Result<()>) {
+    if let Err(e) = result {
+        if e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) {
+            return;
+        }
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
+}
 
 /// Where a position comes from: variant, FEN and moves played from it.
 #[derive(Args, Debug, Clone)]
@@ -54,6 +96,7 @@ pub struct MovesArgs {
     pos: PositionArgs,
 }
 
+/// `vzero perft`.
 pub fn perft(a: PerftArgs) -> Result<()> {
     if a.depth > 20 {
         bail!("--depth {} is too deep (at most 20)", a.depth);
@@ -77,6 +120,7 @@ pub fn perft(a: PerftArgs) -> Result<()> {
     Ok(())
 }
 
+/// `vzero moves`.
 pub fn moves(a: MovesArgs) -> Result<()> {
     let game = a.pos.game()?;
     let pos = game.position();
@@ -87,11 +131,13 @@ pub fn moves(a: MovesArgs) -> Result<()> {
     Ok(())
 }
 
+/// `vzero result`.
 pub fn result(a: MovesArgs) -> Result<()> {
     println!("{}", a.pos.game()?.result());
     Ok(())
 }
 
+/// `vzero variants`.
 pub fn variants() -> Result<()> {
     for name in vzero_rules::variant::builtin_names() {
         let v = Variant::builtin(name)?;
