@@ -43,6 +43,7 @@ use vzero_mcts::{material_balance, GumbelConfig, Knowledge, MaterialEvaluator, R
 use vzero_rules::{Game, Move, MoveKind, Outcome, Variant};
 
 use crate::engine::{search_move, Evaluator, Limits, NetEvaluator};
+use crate::think::Score;
 use crate::uci_engine::{UciEngine, UciEngineSpec};
 
 /// Something that plays moves.
@@ -55,7 +56,14 @@ pub trait Player: Send {
     }
     /// A legal move for the side to move in `game` (which is not over). An error forfeits the game.
     fn choose(&mut self, game: &Game) -> Result<Move>;
+    /// A move, as [`Player::choose`], with the player's score of the position for the side to
+    /// move when it has one: what a teacher gives `vzero label`. Players without a score
+    /// (random, greedy) answer `None`.
+    fn judge(&mut self, game: &Game) -> Result<(Move, Option<Score>)> {
+        Ok((self.choose(game)?, None))
+    }
 }
+
 
 /// A parsed player spec; [`PlayerSpec::build`] makes as many independent players as needed (one
 /// per game thread).
@@ -381,6 +389,12 @@ impl Player for AlphaBetaPlayer {
         &self.name
     }
     fn choose(&mut self, game: &Game) -> Result<Move> {
+        Ok(self.judge(game)?.0)
+    }
+
+    /// The move and its negamax score: material in centipawns (piece values × 100), or a mate
+    /// in moves when one is found within the depth.
+    fn judge(&mut self, game: &Game) -> Result<(Move, Option<Score>)> {
         use vzero_mcts::Game as _;
         self.nodes = 0;
         let state = VariantGame::from_game(game);
@@ -409,7 +423,14 @@ impl Player for AlphaBetaPlayer {
                 best.push(m);
             }
         }
-        best.choose(&mut self.rng).copied().context("no legal move")
+        let m = best.choose(&mut self.rng).copied().context("no legal move")?;
+        let score = if best_v.abs() >= MATE - 1000.0 {
+            let plies = (MATE - best_v.abs()).round() as i32;
+            Score::Mate(if best_v > 0.0 { (plies + 1) / 2 } else { -(plies + 1) / 2 })
+        } else {
+            Score::Cp((best_v * 100.0).round() as i32)
+        };
+        Ok((m, Some(score)))
     }
 }
 
@@ -428,9 +449,16 @@ impl Player for MctsPlayer {
         &self.name
     }
     fn choose(&mut self, game: &Game) -> Result<Move> {
+        Ok(self.judge(game)?.0)
+    }
+
+    /// The chosen move and the root's value as centipawns ([`crate::engine::value_to_cp`]), or
+    /// a mate when the solver proved one.
+    fn judge(&mut self, game: &Game) -> Result<(Move, Option<Score>)> {
         let limits = Limits { sims: Some(self.sims as u64), time: None, batch: self.batch };
         let seed = self.rng.gen();
         let r = search_move(VariantGame::from_game(game), self.config.clone(), seed, &mut self.eval, limits, None, None, &mut |_| {})?;
-        Ok(r.context("search from a finished game")?.0.chosen)
+        let r = r.context("search from a finished game")?.0;
+        Ok((r.chosen, Some(crate::think::score(r.root_value, r.proven))))
     }
 }

@@ -70,6 +70,18 @@ pub enum Score {
     Mate(i32),
 }
 
+impl Score {
+    /// Parses the tokens after `score` in a UCI `info` line (`cp 35`, `mate -3`; a following
+    /// `lowerbound`/`upperbound` is ignored).
+    pub fn parse_uci(tokens: &[&str]) -> Option<Score> {
+        match tokens {
+            ["cp", n, ..] => n.parse().ok().map(Score::Cp),
+            ["mate", n, ..] => n.parse().ok().map(Score::Mate),
+            _ => None,
+        }
+    }
+}
+
 impl std::fmt::Display for Score {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {

@@ -13,6 +13,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use vzero_rules::{Game, Move, Position, Variant};
 
 use crate::player::Player;
+use crate::think::Score;
 
 /// How an external engine is started and driven.
 #[derive(Clone, Debug, PartialEq)]
@@ -140,8 +141,8 @@ impl UciEngine {
         writeln!(self.stdin, "{line}").and_then(|_| self.stdin.flush()).map_err(|e| anyhow!("{}: engine closed its input ({e})", self.name))
     }
 
-    /// Waits for a line satisfying `pred`, returning it.
-    fn wait_for(&mut self, pred: impl Fn(&str) -> bool, timeout: Duration) -> Result<String> {
+    /// Waits for a line satisfying `pred` (which sees every line), returning it.
+    fn wait_for(&mut self, mut pred: impl FnMut(&str) -> bool, timeout: Duration) -> Result<String> {
         let deadline = Instant::now() + timeout;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -198,6 +199,12 @@ impl Player for UciEngine {
     }
 
     fn choose(&mut self, game: &Game) -> Result<Move> {
+        Ok(self.judge(game)?.0)
+    }
+
+    /// The engine's `bestmove` and the score of its last `info … score` line for the first
+    /// principal variation (`multipv 1` or no `multipv`), if it sent one.
+    fn judge(&mut self, game: &Game) -> Result<(Move, Option<Score>)> {
         debug_assert_eq!(game.position().variant().name(), self.variant.name());
         let pos = position_command(game);
         self.send(&pos)?;
@@ -207,13 +214,38 @@ impl Player for UciEngine {
             (None, None) => ("go nodes 1000".to_string(), self.spec.timeout.max(Duration::from_secs(60))),
         };
         self.send(&go)?;
-        let line = self.wait_for(|l| l.starts_with("bestmove"), limit)?;
+        let mut score = None;
+        let line = self.wait_for(
+            |l| {
+                if let Some(s) = info_score(l) {
+                    score = Some(s);
+                }
+                l.starts_with("bestmove")
+            },
+            limit,
+        )?;
         let mv = line.split_whitespace().nth(1).ok_or_else(|| anyhow!("{}: empty bestmove", self.name))?;
         if mv == "(none)" {
             bail!("{}: bestmove (none) in a position with legal moves", self.name);
         }
-        game.position().parse_uci(mv).map_err(|e| anyhow!("{}: illegal move '{mv}': {e}", self.name))
+        let m = game.position().parse_uci(mv).map_err(|e| anyhow!("{}: illegal move '{mv}': {e}", self.name))?;
+        Ok((m, score))
     }
+}
+
+/// The score of a UCI `info` line of the first principal variation (`multipv 1` or none).
+fn info_score(line: &str) -> Option<Score> {
+    let t: Vec<&str> = line.split_whitespace().collect();
+    if t.first() != Some(&"info") || t.get(1) == Some(&"string") {
+        return None;
+    }
+    if let Some(i) = t.iter().position(|&x| x == "multipv") {
+        if t.get(i + 1) != Some(&"1") {
+            return None;
+        }
+    }
+    let i = t.iter().position(|&x| x == "score")?;
+    Score::parse_uci(&t[i + 1..])
 }
 
 impl Drop for UciEngine {
@@ -230,5 +262,22 @@ impl Drop for UciEngine {
         }
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn info_scores_of_the_first_line_only() {
+        assert_eq!(info_score("info depth 5 score cp 31 nodes 900 pv e2e4"), Some(Score::Cp(31)));
+        assert_eq!(info_score("info depth 5 multipv 1 score mate -2 pv e2e4"), Some(Score::Mate(-2)));
+        assert_eq!(info_score("info depth 5 multipv 2 score cp 12 pv d2d4"), None);
+        assert_eq!(info_score("info depth 9 score cp 40 lowerbound nodes 10"), Some(Score::Cp(40)));
+        assert_eq!(info_score("info string score is great"), None);
+        assert_eq!(info_score("info depth 3 nodes 10"), None);
+        assert_eq!(info_score("bestmove e2e4"), None);
+        assert_eq!(info_score("info score cp x"), None);
     }
 }

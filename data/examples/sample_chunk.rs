@@ -14,6 +14,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         worker: "sample".into(),
         created_unix: 1_700_000_000,
         short_term_horizons: vec![6, 16],
+        source: vzero_data::Source::SelfPlay,
     };
     let rows: Vec<Row> = (0..3)
         .map(|i| Row {

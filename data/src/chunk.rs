@@ -9,7 +9,7 @@ use hdf5::types::VarLenUnicode;
 use hdf5::{File, H5Type};
 
 use crate::error::{io_err, DataError, Result};
-use crate::{ChunkMeta, GameRecord, Row, RowBlock, MIN_SCHEMA_VERSION, SCHEMA_VERSION};
+use crate::{ChunkMeta, GameRecord, Row, RowBlock, Source, MIN_SCHEMA_VERSION, SCHEMA_VERSION};
 
 /// Rows per HDF5 chunk of the `planes` dataset (compression unit).
 const PLANE_CHUNK_ROWS: usize = 64;
@@ -174,6 +174,7 @@ fn write_h5(tmp: &Path, meta: &ChunkMeta, b: &RowBlock, games: &[GameRecord]) ->
     attr_str(&file, "network", &meta.network).map_err(e)?;
     attr_str(&file, "worker", &meta.worker).map_err(e)?;
     attr_u64(&file, "created_unix", meta.created_unix).map_err(e)?;
+    attr_str(&file, "source", meta.source.as_str()).map_err(e)?;
     file.close().map_err(e)?;
     Ok(())
 }
@@ -263,6 +264,7 @@ impl Chunk {
             worker: read_attr_str(&file, "worker").map_err(&err)?,
             created_unix: read_attr_u64(&file, "created_unix").map_err(&err)?,
             short_term_horizons: Vec::new(),
+            source: Source::SelfPlay,
         };
         let len_of = |name: &str| -> Result<Vec<usize>> { Ok(file.dataset(name).map_err(&err)?.shape()) };
         let mut per_row = vec!["search_value", "moves_left", "weight", "policy_weight", "ply"];
@@ -293,6 +295,10 @@ impl Chunk {
             return Err(corrupt(format!("games has shape {g:?}")));
         }
         let mut meta = meta;
+        if file.attr_names().map_err(&err)?.iter().any(|a| a == "source") {
+            let s = read_attr_str(&file, "source").map_err(&err)?;
+            meta.source = Source::parse(&s).ok_or_else(|| corrupt(format!("unknown source '{s}' (selfplay, import or label)")))?;
+        }
         if version >= 2 {
             let s = len_of("opponent_policy_offsets")?;
             if s != [n + 1] {

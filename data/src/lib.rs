@@ -16,7 +16,7 @@ mod window;
 pub use chunk::{write_block, write_chunk, Chunk, ChunkExpect};
 pub use error::{DataError, Result};
 pub use rundir::{checkpoint_name, parse_checkpoint_name, CheckpointEntry, RunDir};
-pub use window::{ReplayWindow, WindowConfig};
+pub use window::{ExternalMix, ReplayWindow, WindowConfig};
 
 use serde::{Deserialize, Serialize};
 
@@ -104,6 +104,51 @@ pub struct ChunkMeta {
     /// schema-1 chunks).
     #[serde(default)]
     pub short_term_horizons: Vec<u32>,
+    /// Where the rows come from (HDF5 attribute `source`; chunks without it are self-play).
+    #[serde(default)]
+    pub source: Source,
+}
+
+/// Where a chunk's rows come from. The learner samples self-play rows through the growing
+/// window and the others (imported games, teacher labels) as a separate pool with their own
+/// share and loss weight (`[learn.external]`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Source {
+    /// Rows of vzero's own self-play searches.
+    #[default]
+    SelfPlay,
+    /// Rows replayed from imported games (`vzero import`): the move played, the game result.
+    Import,
+    /// Rows labelled by a teacher (`vzero label`): its best move and its score.
+    Label,
+}
+
+impl Source {
+    /// The attribute value (`selfplay`, `import`, `label`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::SelfPlay => "selfplay",
+            Source::Import => "import",
+            Source::Label => "label",
+        }
+    }
+
+    /// Parses an attribute value written by [`Source::as_str`].
+    pub fn parse(s: &str) -> Option<Source> {
+        [Source::SelfPlay, Source::Import, Source::Label].into_iter().find(|x| x.as_str() == s)
+    }
+
+    /// True for the rows of other players than vzero's self-play (imported or labelled).
+    pub fn is_external(self) -> bool {
+        self != Source::SelfPlay
+    }
+}
+
+impl std::fmt::Display for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 impl ChunkMeta {

@@ -16,6 +16,7 @@ fn meta(variant: &str) -> ChunkMeta {
         worker: "test".into(),
         created_unix: 1_700_000_000,
         short_term_horizons: vec![6, 16],
+        source: vzero_data::Source::SelfPlay,
     }
 }
 
@@ -412,4 +413,40 @@ fn short_term_columns_follow_the_readers_horizons() {
     out.push_from(&b, 1);
     assert_eq!((out.short_term(0), out.short_term_weight[0]), (&[20.0, 0.0][..], 1.0));
     assert_eq!((out.short_term(1), out.short_term_weight[1]), (&[0.0, 0.0][..], 0.0));
+}
+
+#[test]
+fn external_chunks_form_a_pool_outside_the_window_with_their_share_and_weight() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = RunDir::create_or_open(dir.path()).unwrap();
+    let cfg = WindowConfig { min_rows: 100, scale: 0.5, exponent: 1.0 };
+    let mut w = ReplayWindow::new(&run, expect("empire"), cfg, 7).unwrap();
+    // imported rows (tag 100) and labelled rows (tag 200) before any self-play
+    for (tag, source) in [(100, Source::Import), (200, Source::Label)] {
+        let mut rs = rows(100, tag, tag as u64);
+        rs.iter_mut().for_each(|r| r.weight = 1.0);
+        write_chunk(&run.new_chunk_path("x"), &ChunkMeta { source, ..meta("empire") }, &rs, &[]).unwrap();
+    }
+    w.set_external_mix(ExternalMix { share: 0.25, half_life_rows: 0, weight: 0.5 }).unwrap();
+    assert_eq!(w.refresh().unwrap(), 200);
+    assert_eq!((w.total_rows(), w.external_rows(), w.window_rows()), (0, 200, 0));
+    assert_eq!(w.external_share(), 1.0);
+    let b = w.sample(400).unwrap();
+    assert!(b.ply.iter().all(|&t| t == 100 || t == 200), "all external before self-play");
+    assert!(b.weight.iter().all(|&x| x == 0.5), "external loss weight applied");
+    assert_eq!(Chunk::open(&run.list_chunks().unwrap()[0]).unwrap().meta.source, Source::Import);
+    // self-play arrives: the window holds only self-play chunks, the pool keeps every external one
+    for tag in 0..10 {
+        write_tagged(&run, tag, 100);
+    }
+    w.refresh().unwrap();
+    assert_eq!((w.total_rows(), w.external_rows(), w.window_rows()), (1000, 200, 500));
+    assert!(w.window_chunks().iter().all(|p| Chunk::open(p).unwrap().meta.source == Source::SelfPlay));
+    let b = w.sample(8000).unwrap();
+    let external = b.ply.iter().filter(|&&t| t >= 100).count() as f64 / 8000.0;
+    assert!((external - 0.25).abs() < 0.03, "external share {external}");
+    assert!(b.ply.iter().filter(|&&t| t < 100).all(|&t| t >= 5), "self-play rows from the window only");
+    // exclusion
+    w.set_external_mix(ExternalMix { share: 0.0, ..ExternalMix::default() }).unwrap();
+    assert!(w.sample(1000).unwrap().ply.iter().all(|&t| t < 100));
 }

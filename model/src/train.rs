@@ -186,7 +186,8 @@ pub struct TrainBatch<'a> {
     pub policy: &'a PolicyTargets,
     /// W/D/L target probabilities per row (side to move's point of view).
     pub wdl: &'a [[f32; 3]],
-    /// Remaining plies per row (used only if the network has a moves-left head).
+    /// Remaining plies per row (used only if the network has a moves-left head; a negative
+    /// value means unknown: that row has no moves-left loss).
     pub moves_left: Option<&'a [f32]>,
     /// Per-row sample weights (None = all 1).
     pub weights: Option<&'a [f32]>,
@@ -392,8 +393,11 @@ impl Trainer {
 
         let moves_left = match (&out.moves_left, batch.moves_left) {
             (Some(pred), Some(t)) => {
-                let t = to_dev(t) / MOVES_LEFT_SCALE;
-                mean(&pred.huber_loss(&t, Reduction::None, 1.0), None)
+                // a negative target means "unknown" (e.g. a teacher-labelled position): no loss
+                let t = to_dev(t);
+                let known = t.ge(0.0).to_kind(Kind::Float);
+                let t = t.clamp_min(0.0) / MOVES_LEFT_SCALE;
+                mean(&pred.huber_loss(&t, Reduction::None, 1.0), Some(&known))
             }
             _ => zero(),
         };

@@ -10,14 +10,14 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use anyhow::{Context, Result};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use vzero_data::{write_chunk, ChunkMeta, GameRecord, RunDir, Row, MATERIAL_SCALE};
+use vzero_data::{write_chunk, ChunkMeta, GameRecord, RunDir, Row};
 use vzero_encoding::ENCODING_VERSION;
-use vzero_mcts::{gather_batch, FalseResignStats, Leaf, LeafValue, Quiescence, ResignTracker, Search, SearchConfig, VariantGame};
+use vzero_mcts::{gather_batch, FalseResignStats, Leaf, LeafValue, ResignTracker, Search, SearchConfig, VariantGame};
 use vzero_model::{leaf_value, Device, NetEvaluator};
 use vzero_rules::{Color, Game, Move, Outcome, Variant};
 
 use crate::config::SelfplayConfig;
-use crate::targets::{finish_game, GameEnd, GameRow};
+use crate::targets::{finish_game, material_target, GameEnd, GameRow};
 
 /// Counters shared by all workers of a process, for progress bars and summaries.
 #[derive(Debug, Default)]
@@ -100,10 +100,6 @@ fn wait_for_network(ctx: &WorkerContext) -> Result<Option<PathBuf>> {
 /// The end reason of a game stopped at `max_plies`: it has no result.
 const MAX_PLIES: &str = "max-plies";
 
-/// The material target of `pos`: its quiescent material balance for the side to move, squashed.
-fn material_target(pos: &vzero_rules::Position) -> f32 {
-    (Quiescence::default().balance(pos) / MATERIAL_SCALE).tanh()
-}
 
 struct Worker {
     ctx: WorkerContext,
@@ -166,6 +162,7 @@ impl Worker {
             worker: self.ctx.name.clone(),
             created_unix: now_unix(),
             short_term_horizons: self.ctx.config.short_term_horizons.clone(),
+            source: vzero_data::Source::SelfPlay,
         };
         let path = self.ctx.run.new_chunk_path(&self.ctx.name);
         write_chunk(&path, &meta, &self.rows, &self.games).with_context(|| format!("writing {}", path.display()))?;

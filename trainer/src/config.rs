@@ -83,6 +83,42 @@ pub struct LearnConfig {
     /// off by default). Each checkpoint records the blend at its step.
     #[serde(default, skip_serializing_if = "knowledge_off")]
     pub knowledge: Knowledge,
+    /// Rows of other sources than self-play (`vzero import`, `vzero label`): their share of
+    /// each batch, how it decays as self-play data arrives, their loss weight and reuse
+    /// (`[learn.external]`).
+    #[serde(default)]
+    pub external: ExternalConfig,
+}
+
+/// `[learn.external]`: how imported and labelled rows are trained on (see
+/// [`vzero_data::ExternalMix`]).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ExternalConfig {
+    /// Share of each batch drawn from external rows once self-play rows exist (0 excludes them;
+    /// before any self-play row, batches are all external). Default 0.5.
+    pub share: f64,
+    /// Self-play rows after which that share has halved (0: never decays). Default 200,000.
+    pub half_life_rows: usize,
+    /// Factor on the loss weight of external rows. Default 1.
+    pub weight: f64,
+    /// Training samples allowed per external row by the reuse cap (self-play rows: `max_reuse`).
+    /// Default 16: a supervised phase may take several passes over a fixed set.
+    pub max_reuse: f64,
+}
+
+impl Default for ExternalConfig {
+    fn default() -> Self {
+        let m = vzero_data::ExternalMix::default();
+        ExternalConfig { share: m.share, half_life_rows: m.half_life_rows, weight: m.weight as f64, max_reuse: 16.0 }
+    }
+}
+
+impl ExternalConfig {
+    /// The window's mixing rule.
+    pub fn mix(&self) -> vzero_data::ExternalMix {
+        vzero_data::ExternalMix { share: self.share, half_life_rows: self.half_life_rows, weight: self.weight as f32 }
+    }
 }
 
 fn knowledge_off(k: &Knowledge) -> bool {
@@ -143,6 +179,7 @@ impl LearnConfig {
             material_weight: default_material_weight(),
             seed: 0,
             knowledge: Knowledge::default(),
+            external: ExternalConfig::default(),
         }
     }
 
@@ -198,6 +235,11 @@ impl LearnConfig {
         }
         unit("value_q_ratio", self.value_q_ratio)?;
         self.knowledge.validate().map_err(|e| anyhow::anyhow!("learn.knowledge.{e}"))?;
+        unit("external.share", self.external.share)?;
+        if !(self.external.weight.is_finite() && self.external.weight >= 0.0) {
+            bail!("learn.external.weight must be a finite number >= 0, got {}", self.external.weight);
+        }
+        pos("external.max_reuse", self.external.max_reuse)?;
         match self.lr_schedule {
             LrSchedule::Constant => {}
             LrSchedule::Step { every, factor } => {

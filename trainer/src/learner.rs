@@ -12,7 +12,9 @@ use vzero_model::{AuxTargets, Losses, ModelError, Model, NetConfig, Optimizer, P
 use vzero_rules::Variant;
 
 use crate::config::LearnConfig;
-use crate::metrics::{append_metrics, aux_loss, aux_loss_columns, draw_plot, read_metrics, rewrite_metrics, MetricsRow};
+use crate::metrics::{
+    append_metrics, aux_loss, aux_loss_columns, draw_plot, metrics_has_external, read_metrics, rewrite_metrics, MetricsRow, EXTERNAL_COLUMNS,
+};
 
 /// Why [`Learner::run`] returned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -197,10 +199,22 @@ impl Learner {
         let wcfg = WindowConfig { min_rows: cfg.window_min, scale: cfg.window_scale, exponent: cfg.window_exponent };
         let mut window = ReplayWindow::new(run, expect, wcfg, cfg.seed ^ step.wrapping_mul(0x9e37_79b9_7f4a_7c15))?;
         window.set_short_term_horizons(&net.aux.short_term_horizons);
-        let aux_columns = aux_loss_columns(&net.aux);
+        window.set_external_mix(cfg.external.mix())?;
+        window.refresh()?;
+        let mut aux_columns = aux_loss_columns(&net.aux);
+        if window.external_rows() > 0 || metrics_has_external(&run.metrics_csv()) {
+            aux_columns.extend(EXTERNAL_COLUMNS);
+        }
         let mut history = read_metrics(&run.metrics_csv())?;
         if history.iter().any(|r| r.step > step) {
             history.retain(|r| r.step <= step);
+            rewrite_metrics(&run.metrics_csv(), &history, &aux_columns)?;
+        }
+        if !history.is_empty() && !metrics_has_external(&run.metrics_csv()) && aux_columns.iter().any(|c| EXTERNAL_COLUMNS.contains(c)) {
+            // external rows arrived in a run whose metrics.csv has no columns for them yet
+            for r in &mut history {
+                r.aux_losses.extend(EXTERNAL_COLUMNS.map(|c| (c, 0.0)));
+            }
             rewrite_metrics(&run.metrics_csv(), &history, &aux_columns)?;
         }
         let mut l = Learner {
@@ -266,13 +280,15 @@ impl Learner {
         self.run.checkpoints_dir().join(format!("{}.json", self.network))
     }
 
-    /// Samples still allowed by the reuse cap (0 below `min_rows`).
+    /// Samples still allowed by the reuse cap (0 below `min_rows`): `max_reuse` per self-play
+    /// row plus `external.max_reuse` per external row (imported, labelled), less the samples
+    /// already trained on.
     pub fn budget(&self) -> u64 {
-        let total = self.window.total_rows();
-        if total < self.cfg.min_rows {
+        let (total, external) = (self.window.total_rows(), self.window.external_rows());
+        if total + external < self.cfg.min_rows {
             return 0;
         }
-        let cap = (self.cfg.max_reuse * total as f64) as u64;
+        let cap = (self.cfg.max_reuse * total as f64 + self.cfg.external.max_reuse * external as f64) as u64;
         cap.saturating_sub(self.samples_seen)
     }
 
@@ -403,7 +419,15 @@ impl Learner {
                     lr,
                     samples_per_s: sps,
                     unix: now_unix(),
-                    aux_losses: self.aux_columns.iter().map(|&c| (c, aux_loss(&mean, c))).collect(),
+                    aux_losses: self
+                        .aux_columns
+                        .iter()
+                        .map(|&c| match c {
+                            "external_rows" => (c, self.window.external_rows() as f64),
+                            "external_share" => (c, self.window.external_share()),
+                            _ => (c, aux_loss(&mean, c)),
+                        })
+                        .collect(),
                 };
                 append_metrics(&self.run.metrics_csv(), &row)?;
                 self.history.push(row);

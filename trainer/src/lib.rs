@@ -13,6 +13,6 @@ mod learner;
 mod metrics;
 pub mod synth;
 
-pub use config::{LearnConfig, LrSchedule};
+pub use config::{ExternalConfig, LearnConfig, LrSchedule};
 pub use learner::{mix_search_value, LearnStatus, LearnSummary, Learner, StopReason};
 pub use metrics::{draw_plot, read_metrics, MetricsRow, METRICS_HEADER};

@@ -18,6 +18,16 @@ const BASE_COLUMNS: usize = 14;
 /// network has, in this order (so readers of the base columns are unaffected).
 pub const AUX_LOSS_COLUMNS: [&str; 4] = ["loss_opponent_policy", "loss_soft_policy", "loss_short_term_value", "loss_material"];
 
+/// Columns about external rows (imported, labelled: `[learn.external]`), appended after the
+/// auxiliary losses in runs that have such rows: the rows in the external pool and their share
+/// of the batches.
+pub const EXTERNAL_COLUMNS: [&str; 2] = ["external_rows", "external_share"];
+
+/// True when the metrics.csv at `path` has the [`EXTERNAL_COLUMNS`].
+pub fn metrics_has_external(path: &Path) -> bool {
+    fs::read_to_string(path).ok().and_then(|s| s.lines().next().map(|h| h.split(',').any(|c| c == EXTERNAL_COLUMNS[0]))).unwrap_or(false)
+}
+
 /// The auxiliary loss columns of a network with heads `aux`.
 pub fn aux_loss_columns(aux: &AuxHeads) -> Vec<&'static str> {
     let has = [aux.opponent_policy, aux.soft_policy, !aux.short_term_horizons.is_empty(), aux.material];
@@ -65,7 +75,8 @@ pub struct MetricsRow {
     pub samples_per_s: f64,
     pub unix: u64,
     /// Mean losses of the auxiliary heads the network has, as (column, value), in
-    /// [`AUX_LOSS_COLUMNS`] order; written after the base columns.
+    /// [`AUX_LOSS_COLUMNS`] order, then the [`EXTERNAL_COLUMNS`] in runs with external rows;
+    /// written after the base columns.
     pub aux_losses: Vec<(&'static str, f64)>,
 }
 
@@ -137,7 +148,8 @@ pub fn read_metrics(path: &Path) -> Result<Vec<MetricsRow>> {
             let mut lines = s.lines();
             let header: Vec<&str> = lines.next().unwrap_or_default().trim().split(',').collect();
             let extra = header.get(BASE_COLUMNS..).unwrap_or_default();
-            let aux: Vec<&'static str> = extra.iter().filter_map(|c| AUX_LOSS_COLUMNS.iter().find(|k| *k == c).copied()).collect();
+            let aux: Vec<&'static str> =
+                extra.iter().filter_map(|c| AUX_LOSS_COLUMNS.iter().chain(&EXTERNAL_COLUMNS).find(|k| *k == c).copied()).collect();
             if aux.len() != extra.len() {
                 // Unknown columns: keep the base columns of each line.
                 return Ok(lines.filter_map(|l| MetricsRow::parse(&l.split(',').take(BASE_COLUMNS).collect::<Vec<_>>().join(","))).collect());
@@ -192,7 +204,7 @@ pub fn draw_plot(path: &Path, rows: &[MetricsRow]) -> Result<()> {
         ];
         let max_loss = rows
             .iter()
-            .map(|r| r.aux_losses.iter().map(|a| a.1).fold(r.loss_total.max(r.loss_policy).max(r.loss_value), f64::max))
+            .map(|r| r.aux_losses.iter().filter(|a| a.0.starts_with("loss_")).map(|a| a.1).fold(r.loss_total.max(r.loss_policy).max(r.loss_value), f64::max))
             .fold(0.0f64, f64::max)
             .max(1e-3)
             * 1.05;
@@ -212,7 +224,8 @@ pub fn draw_plot(path: &Path, rows: &[MetricsRow]) -> Result<()> {
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
         }
         let aux_colors = [RGBColor(230, 140, 0), RGBColor(0, 170, 170), RGBColor(150, 80, 200), RGBColor(120, 120, 120)];
-        let columns: Vec<&'static str> = rows.last().map(|r| r.aux_losses.iter().map(|a| a.0).collect()).unwrap_or_default();
+        let columns: Vec<&'static str> =
+            rows.last().map(|r| r.aux_losses.iter().map(|a| a.0).filter(|c| c.starts_with("loss_")).collect()).unwrap_or_default();
         for (name, color) in columns.into_iter().zip(aux_colors) {
             let points = rows.iter().filter_map(|r| r.aux_losses.iter().find(|a| a.0 == name).map(|a| (r.step as f64, a.1)));
             chart

@@ -20,6 +20,7 @@ pub fn synth_meta(variant: Variant, network: &str) -> ChunkMeta {
         worker: "synth".into(),
         created_unix: 0,
         short_term_horizons: SYNTH_HORIZONS.to_vec(),
+        source: vzero_data::Source::SelfPlay,
     }
 }
 

@@ -42,6 +42,7 @@ fn cfg() -> LearnConfig {
         value_q_ratio: 0.0,
         seed: 1,
         knowledge: Default::default(),
+        external: Default::default(),
         opponent_policy_weight: 0.15,
         soft_policy_weight: 8.0,
         short_term_value_weight: 0.25,

@@ -39,8 +39,13 @@ enum Command {
     Train(cmd::train::RunArgs),
     /// Self-play alone, writing games into a (possibly shared) run directory.
     Selfplay(cmd::train::RunArgs),
-    /// Training alone, on the games that self-play processes write into the run directory.
+    /// Training alone, on the games that self-play processes write into the run directory
+    /// (and on imported and labelled rows).
     Learn(cmd::train::RunArgs),
+    /// Import PGN games as training rows (the move played, the result) into a run directory.
+    Import(cmd::teacher::ImportArgs),
+    /// Label positions with a teacher engine (its move and score) into a run directory.
+    Label(cmd::teacher::LabelArgs),
     /// Opening tree of self-play (run directories) or arena (PGN) games: counts, W/D/L, Elo.
     Openings(cmd::openings::OpeningsArgs),
     /// Opening books (`vzero book build`, `vzero book export`).
@@ -64,6 +69,8 @@ fn main() {
         Command::Train(a) => cmd::train::train(a),
         Command::Selfplay(a) => cmd::train::selfplay(a),
         Command::Learn(a) => cmd::train::learn(a),
+        Command::Import(a) => cmd::teacher::import(a),
+        Command::Label(a) => cmd::teacher::label(a),
         Command::Gauntlet(a) => cmd::train::gauntlet(a),
         Command::Match(a) => cmd::arena::match_(a),
         Command::Ratings(a) => cmd::arena::ratings(a),

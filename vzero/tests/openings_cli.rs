@@ -37,6 +37,7 @@ fn run_dir(tag: &str) -> PathBuf {
         worker: "t".into(),
         created_unix: 0,
         short_term_horizons: vec![],
+        source: Default::default(),
     };
     let row = Row { planes: vec![0.0], policy: vec![], wdl: [1.0, 0.0, 0.0], search_value: 0.0, moves_left: 1.0, ply: 0, weight: 1.0, policy_weight: 0.0, ..Row::default() };
     let games = [

@@ -4,6 +4,10 @@
 //! resumes the run with nothing half-written read. The network has every auxiliary head, and each
 //! row's auxiliary targets are checked against the game replayed from its record.
 
+mod common;
+
+use common::vzero;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -13,50 +17,7 @@ use vzero_encoding::MoveEncoder;
 use vzero_mcts::Quiescence;
 use vzero_rules::{Color, Game, Variant};
 
-const TINY: &str = r#"
-variant = "empire"
-device = "cpu"
-[net]
-blocks = 1
-channels = 8
-opponent_policy = true
-soft_policy = true
-short_term_value = true
-material = true
-[selfplay]
-short_term_horizons = [2, 6]
-workers = 1
-games_per_worker = 4
-leaves_per_game = 1
-full_sims = 8
-cheap_sims = 4
-full_prob = 0.5
-gumbel = true
-considered = 4
-max_plies = 60
-rows_per_chunk = 40
-poll_seconds = 0.2
-resign_threshold = -1.0
-[learn]
-batch_size = 32
-optimizer = "sgd"
-lr = 0.02
-lr_warmup_steps = 0
-lr_schedule = { kind = "constant" }
-weight_decay = 0.0001
-max_reuse = 4.0
-min_rows = 40
-window_min = 200
-window_exponent = 0.65
-window_scale = 8.0
-publish_every = 3
-threads = 1
-"#;
 
-fn vzero(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_vzero")).args(args).output().expect("run vzero");
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
-}
 
 /// Every chunk: readable, rows consistent with the games recorded beside them.
 fn check_chunks(run: &RunDir) -> (usize, usize, Vec<String>) {
@@ -186,7 +147,7 @@ fn tiny_training_loop_publishes_reloads_and_resumes() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let cfg = dir.join("tiny.toml");
-    std::fs::write(&cfg, TINY).unwrap();
+    std::fs::write(&cfg, common::tiny_config("opponent_policy = true\nsoft_policy = true\nshort_term_value = true\nmaterial = true", "")).unwrap();
     let run_path = dir.join("run");
     let run_s = run_path.to_str().unwrap();
 

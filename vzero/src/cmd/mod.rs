@@ -9,4 +9,5 @@ pub mod out;
 pub mod train;
 pub mod rules;
 pub mod search;
+pub mod teacher;
 pub mod uci;

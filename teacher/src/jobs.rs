@@ -1,0 +1,82 @@
+//! Resumable jobs: a job writes its rows in numbered batches, one chunk per batch, whose file
+//! name carries the job's id and the batch number (`…-<kind>_<id>_b<batch>-….h5`, through
+//! [`RunDir::new_chunk_path`]'s worker field). Chunks are written atomically, so a batch is
+//! either there whole or not at all, and a rerun skips the batches that are there.
+
+use std::collections::HashSet;
+
+use anyhow::Result;
+use vzero_data::RunDir;
+
+/// A stable 64-bit FNV-1a hash (the same in every build, unlike `std`'s hasher), for job ids.
+pub(crate) fn fnv1a(parts: &[&[u8]]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for p in parts {
+        for &b in p.iter().chain(&[0xff]) {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    h
+}
+
+/// The worker name of batch `batch` of job `id` of `kind` (`import`, `label`).
+pub(crate) fn worker_name(kind: &str, id: u64, batch: usize) -> String {
+    format!("{kind}_{id:016x}_b{batch:06}")
+}
+
+/// The batches of job `id` of `kind` whose chunks are in `run`.
+pub(crate) fn done_batches(run: &RunDir, kind: &str, id: u64) -> Result<HashSet<usize>> {
+    let tag = format!("-{kind}_{id:016x}_b");
+    let mut done = HashSet::new();
+    for path in run.list_chunks()? {
+        let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+        if let Some(i) = name.find(&tag) {
+            let digits: String = name[i + tag.len()..].chars().take_while(|c| c.is_ascii_digit()).collect();
+            if let Ok(b) = digits.parse() {
+                done.insert(b);
+            }
+        }
+    }
+    Ok(done)
+}
+
+/// Fails when the run directory's stored config (if any) is for another variant: imported or
+/// labelled rows of another variant would be refused by the learner later anyway.
+pub(crate) fn check_run_variant(run: &RunDir, variant: &str) -> Result<()> {
+    let stored = run.root().join("config.toml");
+    let Ok(text) = std::fs::read_to_string(&stored) else { return Ok(()) };
+    let value: toml::Value = toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", stored.display()))?;
+    if let Some(v) = value.get("variant").and_then(|v| v.as_str()) {
+        if v != variant {
+            anyhow::bail!("run {} holds variant '{v}', not '{variant}'", run.root().display());
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fnv_is_stable_and_separates_parts() {
+        assert_eq!(fnv1a(&[b"a"]), fnv1a(&[b"a"]));
+        assert_ne!(fnv1a(&[b"ab", b"c"]), fnv1a(&[b"a", b"bc"]));
+        assert_eq!(worker_name("label", 0xab, 7), "label_00000000000000ab_b000007");
+    }
+
+    #[test]
+    fn done_batches_come_from_chunk_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = RunDir::create_or_open(dir.path()).unwrap();
+        for b in [0, 3] {
+            let p = run.new_chunk_path(&worker_name("label", 42, b));
+            std::fs::write(&p, b"x").unwrap();
+        }
+        std::fs::write(run.new_chunk_path(&worker_name("label", 43, 1)), b"x").unwrap();
+        std::fs::write(run.new_chunk_path(&worker_name("import", 42, 2)), b"x").unwrap();
+        let done = done_batches(&run, "label", 42).unwrap();
+        assert_eq!(done, HashSet::from([0, 3]));
+    }
+}
