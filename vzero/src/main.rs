@@ -3,7 +3,6 @@
 //! this binary.
 
 mod cmd;
-mod config;
 
 use clap::{Parser, Subcommand};
 

@@ -140,7 +140,7 @@ fn selfplay(b: SelfplayBench) -> Result<()> {
     use vzero_encoding::{InputEncoder, MoveEncoder};
     use vzero_model::{checkpoint, checkpoint_info, fresh_model, LegalMoves};
 
-    let cfg = crate::config::RunConfig::embedded(&b.variant)?;
+    let cfg = vzero_pipeline::RunConfig::embedded(&b.variant)?;
     let variant = Variant::load(&cfg.variant)?;
     vzero_model::set_threads(1);
     let dir = std::env::temp_dir().join(format!("vzero-bench-selfplay-{}", std::process::id()));

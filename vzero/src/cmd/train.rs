@@ -1,24 +1,18 @@
 //! `vzero train`, `vzero selfplay` and `vzero learn`: the training loop, together in one process
 //! or each half alone against a shared run directory.
 
-use std::cell::Cell;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use vzero_arena::gauntlet::{read_elo_csv, GauntletSummary};
+use vzero_arena::gauntlet::read_elo_csv;
 use vzero_arena::run_gauntlet;
 use vzero_data::RunDir;
 use vzero_model::DeviceChoice;
+use vzero_pipeline::{ConfigChoice, Event, Limits, RunConfig, Session};
 use vzero_rules::Variant;
-use vzero_selfplay::{run_worker, Stats, WorkerContext};
-use vzero_trainer::{LearnStatus, Learner, StopReason};
-
-use crate::config::RunConfig;
 
 /// Options shared by the three commands.
 #[derive(Args, Debug, Clone)]
@@ -52,48 +46,25 @@ pub struct RunArgs {
     pub quiet: bool,
 }
 
-/// The effective config of a run: `--config`, else the run's stored config, else the embedded
-/// default of `--variant` (empire by default). Stored into the run directory.
-fn resolve_config(a: &RunArgs, run: &RunDir) -> Result<RunConfig> {
-    let stored = run.root().join("config.toml");
-    let mut cfg = if let Some(path) = &a.config {
-        RunConfig::load(path)?
-    } else if stored.exists() {
-        RunConfig::load(&stored)?
-    } else {
-        RunConfig::embedded(a.variant.as_deref().unwrap_or("empire"))?
-    };
-    if let Some(v) = &a.variant {
-        if &cfg.variant != v {
-            bail!("--variant {v} does not match the config's variant '{}'", cfg.variant);
-        }
+impl RunArgs {
+    fn session(&self) -> Result<Session> {
+        let choice = ConfigChoice { file: self.config.clone(), variant: self.variant.clone(), device: self.device.map(|d| d.to_string()), workers: self.workers };
+        Session::open(&self.run, &choice)
     }
-    if stored.exists() {
-        let old = RunConfig::load(&stored)?;
-        if old.variant != cfg.variant {
-            bail!("run {} holds variant '{}', not '{}'", run.root().display(), old.variant, cfg.variant);
-        }
+
+    fn limits(&self) -> Limits {
+        Limits { minutes: self.minutes, games: self.games, steps: self.steps }
     }
-    if let Some(d) = a.device {
-        cfg.device = d.to_string();
-    }
-    if let Some(w) = a.workers {
-        cfg.selfplay.workers = w;
-    }
-    cfg.validate()?;
-    vzero_model::checkpoint::write_atomic(&stored, cfg.to_toml()?.as_bytes())?;
-    Ok(cfg)
 }
 
-struct Limits {
-    start: Instant,
-    minutes: Option<f64>,
-    steps: Option<u64>,
-}
-
-impl Limits {
-    fn time_left(&self) -> bool {
-        self.minutes.is_none_or(|m| self.start.elapsed().as_secs_f64() < m * 60.0)
+/// Shows a session's events: progress on the bar, notes and gauntlets as lines above it (on
+/// stderr when there is no bar).
+fn show(pb: &ProgressBar) -> impl FnMut(Event<'_>) + '_ {
+    let line = move |s: &str| if pb.is_hidden() { eprintln!("{s}") } else { pb.println(s) };
+    move |e| match e {
+        Event::Progress(m) => pb.set_message(m.to_string()),
+        Event::Gauntlet(g) => line(&g.line()),
+        Event::Note(m) => line(m),
     }
 }
 
@@ -107,73 +78,6 @@ fn bar(quiet: bool) -> ProgressBar {
     pb
 }
 
-fn selfplay_line(stats: &Stats) -> String {
-    let l = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
-    let evals = l(&stats.evals);
-    let batches = l(&stats.batches).max(1);
-    format!(
-        "games {} (+{} ={} -{}) moves {} rows {} | batch {:.1} | net {}",
-        l(&stats.games),
-        l(&stats.results[0]),
-        l(&stats.results[1]),
-        l(&stats.results[2]),
-        l(&stats.moves),
-        l(&stats.rows),
-        evals as f64 / batches as f64,
-        stats.network.lock().unwrap_or_else(|e| e.into_inner())
-    )
-}
-
-fn learn_line(s: &LearnStatus) -> String {
-    format!(
-        "step {} gen {} loss {:.3} (policy {:.3} value {:.3}) window {} rows",
-        s.step, s.generation, s.losses.total, s.losses.policy, s.losses.value, s.window_rows
-    )
-}
-
-/// Starts `workers` self-play threads.
-fn spawn_workers(cfg: &RunConfig, run: &RunDir, variant: Variant, stop: &Arc<AtomicBool>, stats: &Arc<Stats>, max_games: Option<u64>) -> Result<Vec<std::thread::JoinHandle<Result<()>>>> {
-    let device = cfg.device.parse::<DeviceChoice>().map_err(anyhow::Error::msg)?.resolve()?;
-    let host = std::process::id();
-    (0..cfg.selfplay.workers)
-        .map(|i| {
-            let ctx = WorkerContext {
-                run: run.clone(),
-                variant,
-                config: cfg.selfplay.clone(),
-                device,
-                stop: stop.clone(),
-                stats: stats.clone(),
-                max_games,
-                name: format!("p{host}w{i}"),
-                seed: rand_seed(i),
-            };
-            std::thread::Builder::new().name(format!("selfplay-{i}")).spawn(move || run_worker(ctx)).context("starting a self-play thread")
-        })
-        .collect()
-}
-
-fn rand_seed(i: usize) -> u64 {
-    let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
-    t ^ (std::process::id() as u64) << 32 ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
-}
-
-fn join(workers: Vec<std::thread::JoinHandle<Result<()>>>) -> Result<()> {
-    for w in workers {
-        match w.join() {
-            Ok(r) => r?,
-            Err(_) => bail!("a self-play thread panicked"),
-        }
-    }
-    Ok(())
-}
-
-fn open_learner(cfg: &RunConfig, run: &RunDir, variant: Variant) -> Result<Learner> {
-    let device = cfg.device.parse::<DeviceChoice>().map_err(anyhow::Error::msg)?.resolve()?;
-    let net = cfg.net_config(variant)?;
-    Learner::open(run, variant, &net, cfg.learn.clone(), device)
-}
-
 fn print_paths(run: &RunDir) {
     println!("run directory  {}", run.root().display());
     println!("  checkpoints  {}", run.checkpoints_dir().display());
@@ -184,119 +88,26 @@ fn print_paths(run: &RunDir) {
 
 /// `vzero train`: self-play and training together.
 pub fn train(a: RunArgs) -> Result<()> {
-    let run = RunDir::create_or_open(&a.run)?;
-    let cfg = resolve_config(&a, &run)?;
-    let variant = Variant::load(&cfg.variant)?;
-    let removed = run.clean_tmp()?;
-    if removed > 0 {
-        eprintln!("removed {removed} temporary files left by an interrupted run");
-    }
-    let limits = Limits { start: Instant::now(), minutes: a.minutes, steps: a.steps };
-    let mut learner = open_learner(&cfg, &run, variant)?;
-    let start_step = learner.step();
-    let stop = Arc::new(AtomicBool::new(false));
-    let stats = Arc::new(Stats::default());
-    let workers = spawn_workers(&cfg, &run, variant, &stop, &stats, a.games)?;
+    let session = a.session()?;
     let pb = bar(a.quiet);
-    let mut last_learn = String::from("waiting for data");
-    let games_done = || a.games.is_some_and(|g| stats.games.load(Ordering::Relaxed) >= g);
-    let mut failure = None;
-    // Gauntlets: for generations published from now on (not the one resumed from); the time
-    // of earlier sessions counts up to their last gauntlet.
-    let every = cfg.gauntlet.every;
-    let elo_csv = vzero_arena::gauntlet::arena_dir(&run).join("elo.csv");
-    let minutes_before = if start_step == 0 { 0.0 } else { read_elo_csv(&elo_csv).unwrap_or_default().iter().map(|r| r.minutes).fold(0.0, f64::max) };
-    let mut gauntlet_done = learner.generation();
-    let mut latest_gauntlet: Option<GauntletSummary> = None;
-    loop {
-        let step_limit = limits.steps.is_some_and(|s| learner.step() >= s);
-        if !limits.time_left() || games_done() || step_limit || workers.iter().all(|w| w.is_finished()) {
-            break;
-        }
-        let done = gauntlet_done;
-        let due = |g: u64| every > 0 && g > done && g % every == 0;
-        let step = Cell::new(learner.step());
-        let generation = Cell::new(learner.generation());
-        // Stops right after publishing a generation that is due for a gauntlet (the learner then
-        // has nothing unpublished, so stopping adds no generation).
-        let keep_going = || {
-            limits.time_left()
-                && !games_done()
-                && limits.steps.is_none_or(|s| step.get() < s)
-                && !workers.iter().any(|w| w.is_finished())
-                && !due(generation.get())
-        };
-        let mut progress = |s: &LearnStatus| {
-            step.set(s.step);
-            generation.set(s.generation);
-            last_learn = learn_line(s);
-            pb.set_message(format!("{} | {}", selfplay_line(&stats), last_learn));
-        };
-        let summary = match learner.run(&keep_going, &mut progress) {
-            Ok(s) => s,
-            Err(e) => {
-                failure = Some(e);
-                break;
-            }
-        };
-        if due(learner.generation()) {
-            // Self-play goes on in its threads meanwhile; the learner waits.
-            gauntlet_done = learner.generation();
-            let ckpt = run.checkpoints_dir().join(format!("{}.json", learner.network()));
-            pb.set_message(format!("{} | {} (gauntlet of {})", selfplay_line(&stats), last_learn, learner.network()));
-            let minutes = minutes_before + limits.start.elapsed().as_secs_f64() / 60.0;
-            match run_gauntlet(&run, variant, &ckpt, &cfg.gauntlet, minutes) {
-                Ok(g) => {
-                    pb.println(g.line());
-                    latest_gauntlet = Some(g);
-                }
-                Err(e) => pb.println(format!("warning: gauntlet of {} failed: {e:#}", learner.network())),
-            }
-        } else if summary.stop == StopReason::NeedData {
-            pb.set_message(format!("{} | {} (waiting for data)", selfplay_line(&stats), last_learn));
-            std::thread::sleep(Duration::from_millis(500));
-        }
-    }
-    stop.store(true, Ordering::Relaxed);
-    let joined = join(workers);
-    if failure.is_none() && joined.is_ok() && games_done() {
-        // The game limit bounds self-play; train on what it produced (within the reuse cap).
-        let step = Cell::new(learner.step());
-        let keep_going = || limits.time_left() && limits.steps.is_none_or(|s| step.get() < s);
-        if let Err(e) = learner.run(&keep_going, &mut |s: &LearnStatus| {
-            step.set(s.step);
-            pb.set_message(format!("{} | {}", selfplay_line(&stats), learn_line(s)));
-        }) {
-            failure = Some(e);
-        }
-    }
+    let result = session.train(&a.limits(), &mut show(&pb));
     pb.finish_and_clear();
-    if let Some(e) = failure {
-        return Err(e);
-    }
-    joined?;
-    learner.publish()?;
-    println!("{}", selfplay_line(&stats));
-    println!(
-        "trained {} steps this session (step {} in all, generation {}), {:.1} min",
-        learner.step() - start_step,
-        learner.step(),
-        learner.generation(),
-        limits.start.elapsed().as_secs_f64() / 60.0
-    );
-    match latest_gauntlet {
+    let t = result?;
+    println!("{}", t.selfplay);
+    println!("trained {} steps this session (step {} in all, generation {}), {:.1} min", t.steps, t.step, t.generation, t.minutes);
+    match &t.latest_gauntlet {
         Some(g) => println!("latest {}", g.line()),
         None => {
-            if let Some(r) = read_elo_csv(&elo_csv).ok().and_then(|rows| rows.last().cloned()) {
+            if let Some(r) = read_elo_csv(&t.elo_csv).ok().and_then(|rows| rows.last().cloned()) {
                 println!("latest gauntlet {}: elo {:.0} [{:.0}, {:.0}] (earlier session)", r.checkpoint, r.elo, r.lo, r.hi);
-            } else if every > 0 {
-                println!("no gauntlet yet (every {every} generations)");
+            } else if session.config().gauntlet.every > 0 {
+                println!("no gauntlet yet (every {} generations)", session.config().gauntlet.every);
             }
         }
     }
-    print_paths(&run);
-    if elo_csv.exists() {
-        println!("  elo          {} ({})", elo_csv.display(), run.plots_dir().join("elo.svg").display());
+    print_paths(session.run());
+    if t.elo_csv.exists() {
+        println!("  elo          {} ({})", t.elo_csv.display(), session.run().plots_dir().join("elo.svg").display());
     }
     Ok(())
 }
@@ -352,49 +163,23 @@ pub fn gauntlet(a: GauntletArgs) -> Result<()> {
 
 /// `vzero selfplay`: self-play alone, against the run's newest checkpoint.
 pub fn selfplay(a: RunArgs) -> Result<()> {
-    let run = RunDir::create_or_open(&a.run)?;
-    let cfg = resolve_config(&a, &run)?;
-    let variant = Variant::load(&cfg.variant)?;
-    if run.latest_checkpoint()?.is_none() {
-        eprintln!("no checkpoint in {} yet: waiting for `vzero learn` to publish one", run.checkpoints_dir().display());
-    }
-    let limits = Limits { start: Instant::now(), minutes: a.minutes, steps: None };
-    let stop = Arc::new(AtomicBool::new(false));
-    let stats = Arc::new(Stats::default());
-    let workers = spawn_workers(&cfg, &run, variant, &stop, &stats, a.games)?;
+    let session = a.session()?;
     let pb = bar(a.quiet);
-    while limits.time_left() && !workers.iter().all(|w| w.is_finished()) {
-        pb.set_message(selfplay_line(&stats));
-        std::thread::sleep(Duration::from_millis(250));
-    }
-    stop.store(true, Ordering::Relaxed);
-    let joined = join(workers);
+    let result = session.selfplay(&Limits { steps: None, ..a.limits() }, &mut show(&pb));
     pb.finish_and_clear();
-    joined?;
-    println!("{}", selfplay_line(&stats));
-    print_paths(&run);
+    println!("{}", result?.selfplay);
+    print_paths(session.run());
     Ok(())
 }
 
 /// `vzero learn`: training alone, on the data that self-play processes write into the run.
 pub fn learn(a: RunArgs) -> Result<()> {
-    let run = RunDir::create_or_open(&a.run)?;
-    let cfg = resolve_config(&a, &run)?;
-    let variant = Variant::load(&cfg.variant)?;
-    let limits = Limits { start: Instant::now(), minutes: a.minutes, steps: a.steps };
-    let mut learner = open_learner(&cfg, &run, variant)?;
-    let start_step = learner.step();
+    let session = a.session()?;
     let pb = bar(a.quiet);
-    pb.set_message("waiting for data");
-    let step = Cell::new(learner.step());
-    let keep_going = || limits.time_left() && limits.steps.is_none_or(|s| step.get() < s);
-    learner.run_polling(&keep_going, Duration::from_millis(500), &mut |s: &LearnStatus| {
-        step.set(s.step);
-        pb.set_message(learn_line(s));
-    })?;
+    let result = session.learn(&Limits { games: None, ..a.limits() }, &mut show(&pb));
     pb.finish_and_clear();
-    learner.publish()?;
-    println!("trained {} steps (step {} in all, generation {})", learner.step() - start_step, learner.step(), learner.generation());
-    print_paths(&run);
+    let l = result?;
+    println!("trained {} steps (step {} in all, generation {})", l.steps, l.step, l.generation);
+    print_paths(session.run());
     Ok(())
 }

@@ -81,46 +81,9 @@ pub fn vzero(args: &[&str]) -> (i32, String, String) {
     (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
 }
 
-/// A tiny empire training config for whole-loop tests (1x8 network, 4 games per worker, 8/4
-/// simulations, batches of 32): `net` adds lines to `[net]`, `extra` appends tables.
+/// The tiny empire training config of the whole-loop tests (`configs/tests/tiny-empire.toml`):
+/// `net` adds lines to `[net]`, `extra` appends tables.
 pub fn tiny_config(net: &str, extra: &str) -> String {
-    format!(
-        r#"
-variant = "empire"
-device = "cpu"
-[net]
-blocks = 1
-channels = 8
-{net}
-[selfplay]
-short_term_horizons = [2, 6]
-workers = 1
-games_per_worker = 4
-leaves_per_game = 1
-full_sims = 8
-cheap_sims = 4
-full_prob = 0.5
-gumbel = true
-considered = 4
-max_plies = 60
-rows_per_chunk = 40
-poll_seconds = 0.2
-resign_threshold = -1.0
-[learn]
-batch_size = 32
-optimizer = "sgd"
-lr = 0.02
-lr_warmup_steps = 0
-lr_schedule = {{ kind = "constant" }}
-weight_decay = 0.0001
-max_reuse = 4.0
-min_rows = 40
-window_min = 200
-window_exponent = 0.65
-window_scale = 8.0
-publish_every = 3
-threads = 1
-{extra}
-"#
-    )
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/tests/tiny-empire.toml")).expect("the tiny test config");
+    format!("{}\n{extra}\n", text.replace("channels = 8\n", &format!("channels = 8\n{net}\n")))
 }

@@ -1,0 +1,25 @@
+//! A vzero training session as a library: what `vzero train`, `vzero selfplay` and `vzero learn`
+//! run, without the command line, so that another front end (or a test) can drive a run.
+//!
+//! ```no_run
+//! use vzero_pipeline::{ConfigChoice, Event, Limits, Session};
+//! let session = Session::open("runs/e1".as_ref(), &ConfigChoice { variant: Some("empire".into()), ..Default::default() })?;
+//! let summary = session.train(&Limits { minutes: Some(5.0), ..Default::default() }, &mut |e| {
+//!     if let Event::Gauntlet(g) = e { println!("{}", g.line()) }
+//! })?;
+//! println!("{} steps, generation {}", summary.steps, summary.generation);
+//! # Ok::<(), anyhow::Error>(())
+//! ```
+//!
+//! * [`RunConfig`]: one TOML file per run (variant, network, `[selfplay]`, `[learn]`,
+//!   `[gauntlet]`), embedded defaults per variant, stored in the run directory;
+//! * [`Session`]: a run directory with its effective config; [`Session::train`] runs self-play
+//!   worker threads and the learner together (with gauntlets every `gauntlet.every`
+//!   generations), [`Session::selfplay`] and [`Session::learn`] each half alone;
+//! * progress, notes and gauntlet results come to the caller as [`Event`]s.
+
+mod config;
+mod session;
+
+pub use config::{NetShape, RunConfig, EMBEDDED};
+pub use session::{learn_line, selfplay_line, ConfigChoice, Event, LearnOutcome, Limits, SelfplaySummary, Session, TrainSummary};

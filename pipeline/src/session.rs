@@ -1,0 +1,362 @@
+//! Sessions: self-play workers, the learner loop, gauntlets and limits over one run directory.
+
+use std::cell::Cell;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Result};
+use vzero_arena::gauntlet::{read_elo_csv, GauntletSummary};
+use vzero_arena::run_gauntlet;
+use vzero_data::RunDir;
+use vzero_model::DeviceChoice;
+use vzero_rules::Variant;
+use vzero_selfplay::{run_worker, Stats, WorkerContext};
+use vzero_trainer::{LearnStatus, LearnSummary, Learner, StopReason};
+
+use crate::config::RunConfig;
+
+/// Where a run's config comes from, and the overrides of the command line.
+#[derive(Clone, Debug, Default)]
+pub struct ConfigChoice {
+    /// A config file; default: the run's stored config, else the embedded default of `variant`.
+    pub file: Option<PathBuf>,
+    /// The variant whose embedded default to use (empire when none); must match the config's.
+    pub variant: Option<String>,
+    /// Device override (`auto`, `cpu`, `cuda`, `cuda:N`).
+    pub device: Option<String>,
+    /// Number of self-play workers override.
+    pub workers: Option<usize>,
+}
+
+/// When a session stops (the first limit reached; none: until the caller's process ends).
+#[derive(Clone, Debug, Default)]
+pub struct Limits {
+    /// Wall-clock minutes.
+    pub minutes: Option<f64>,
+    /// Finished self-play games of this session.
+    pub games: Option<u64>,
+    /// Training steps in all (counting earlier sessions).
+    pub steps: Option<u64>,
+}
+
+/// What a session reports while it runs.
+#[derive(Debug)]
+pub enum Event<'a> {
+    /// A one-line status (self-play and learner figures), several times a second.
+    Progress(&'a str),
+    /// A gauntlet finished.
+    Gauntlet(&'a GauntletSummary),
+    /// Something worth a line (the device, leftovers removed, a failed gauntlet).
+    Note(&'a str),
+}
+
+/// What [`Session::train`] did.
+#[derive(Clone, Debug)]
+pub struct TrainSummary {
+    /// Self-play figures ([`selfplay_line`]).
+    pub selfplay: String,
+    /// Training steps of this session, the step and generation reached.
+    pub steps: u64,
+    pub step: u64,
+    pub generation: u64,
+    pub minutes: f64,
+    /// The last gauntlet of this session.
+    pub latest_gauntlet: Option<GauntletSummary>,
+    /// The run's gauntlet ratings (may not exist).
+    pub elo_csv: PathBuf,
+}
+
+/// What [`Session::selfplay`] did.
+#[derive(Clone, Debug)]
+pub struct SelfplaySummary {
+    pub selfplay: String,
+}
+
+/// What [`Session::learn`] did.
+#[derive(Clone, Debug)]
+pub struct LearnOutcome {
+    pub steps: u64,
+    pub step: u64,
+    pub generation: u64,
+    pub summary: LearnSummary,
+}
+
+/// A run directory with its effective config.
+pub struct Session {
+    run: RunDir,
+    cfg: RunConfig,
+    variant: Variant,
+}
+
+impl Session {
+    /// Opens (or creates) the run directory `run` and resolves its config: `choice.file`, else
+    /// the run's stored `config.toml`, else the embedded default of `choice.variant` (empire).
+    /// A variant that differs from the config's or the stored run's is an error. The overrides
+    /// are applied, the config validated and stored (atomically) as the run's `config.toml`.
+    pub fn open(run: &Path, choice: &ConfigChoice) -> Result<Session> {
+        let run = RunDir::create_or_open(run)?;
+        let stored = run.root().join("config.toml");
+        let mut cfg = if let Some(path) = &choice.file {
+            RunConfig::load(path)?
+        } else if stored.exists() {
+            RunConfig::load(&stored)?
+        } else {
+            RunConfig::embedded(choice.variant.as_deref().unwrap_or("empire"))?
+        };
+        if let Some(v) = &choice.variant {
+            if &cfg.variant != v {
+                bail!("--variant {v} does not match the config's variant '{}'", cfg.variant);
+            }
+        }
+        if stored.exists() {
+            let old = RunConfig::load(&stored)?;
+            if old.variant != cfg.variant {
+                bail!("run {} holds variant '{}', not '{}'", run.root().display(), old.variant, cfg.variant);
+            }
+        }
+        if let Some(d) = &choice.device {
+            cfg.device = d.clone();
+        }
+        if let Some(w) = choice.workers {
+            cfg.selfplay.workers = w;
+        }
+        cfg.validate()?;
+        vzero_model::checkpoint::write_atomic(&stored, cfg.to_toml()?.as_bytes())?;
+        let variant = Variant::load(&cfg.variant)?;
+        Ok(Session { run, cfg, variant })
+    }
+
+    pub fn run(&self) -> &RunDir {
+        &self.run
+    }
+
+    pub fn config(&self) -> &RunConfig {
+        &self.cfg
+    }
+
+    pub fn variant(&self) -> Variant {
+        self.variant
+    }
+
+    fn device(&self) -> Result<vzero_model::Device> {
+        self.cfg.device.parse::<DeviceChoice>().map_err(anyhow::Error::msg)?.resolve().map_err(Into::into)
+    }
+
+    /// Starts the self-play worker threads.
+    fn spawn_workers(&self, stop: &Arc<AtomicBool>, stats: &Arc<Stats>, max_games: Option<u64>) -> Result<Vec<std::thread::JoinHandle<Result<()>>>> {
+        let device = self.device()?;
+        let host = std::process::id();
+        (0..self.cfg.selfplay.workers)
+            .map(|i| {
+                let ctx = WorkerContext {
+                    run: self.run.clone(),
+                    variant: self.variant,
+                    config: self.cfg.selfplay.clone(),
+                    device,
+                    stop: stop.clone(),
+                    stats: stats.clone(),
+                    max_games,
+                    name: format!("p{host}w{i}"),
+                    seed: rand_seed(i),
+                };
+                std::thread::Builder::new()
+                    .name(format!("selfplay-{i}"))
+                    .spawn(move || run_worker(ctx))
+                    .map_err(|e| anyhow::anyhow!("starting a self-play thread: {e}"))
+            })
+            .collect()
+    }
+
+    fn open_learner(&self, on: &mut dyn FnMut(Event<'_>)) -> Result<Learner> {
+        let device = self.device()?;
+        on(Event::Note(&format!("learner device: {device:?} (config: {})", self.cfg.device)));
+        let net = self.cfg.net_config(self.variant)?;
+        Learner::open(&self.run, self.variant, &net, self.cfg.learn.clone(), device)
+    }
+
+    /// Self-play and training together: worker threads play and write chunks while the learner
+    /// trains, publishes checkpoints (which the workers pick up) and, every `gauntlet.every`
+    /// generations, rates the newest one. With a game limit, the learner trains on what the
+    /// games produced (within the reuse cap) after they end. Publishes a final checkpoint.
+    pub fn train(&self, limits: &Limits, on: &mut dyn FnMut(Event<'_>)) -> Result<TrainSummary> {
+        let (run, cfg, variant) = (&self.run, &self.cfg, self.variant);
+        let removed = run.clean_tmp()?;
+        if removed > 0 {
+            on(Event::Note(&format!("removed {removed} temporary files left by an interrupted run")));
+        }
+        let start = Instant::now();
+        let time_left = || limits.minutes.is_none_or(|m| start.elapsed().as_secs_f64() < m * 60.0);
+        let mut learner = self.open_learner(on)?;
+        let start_step = learner.step();
+        let stop = Arc::new(AtomicBool::new(false));
+        let stats = Arc::new(Stats::default());
+        let workers = self.spawn_workers(&stop, &stats, limits.games)?;
+        let mut last_learn = String::from("waiting for data");
+        let games_done = || limits.games.is_some_and(|g| stats.games.load(Ordering::Relaxed) >= g);
+        let mut failure = None;
+        // Gauntlets: for generations published from now on (not the one resumed from); the time
+        // of earlier sessions counts up to their last gauntlet.
+        let every = cfg.gauntlet.every;
+        let elo_csv = vzero_arena::gauntlet::arena_dir(run).join("elo.csv");
+        let minutes_before = if start_step == 0 { 0.0 } else { read_elo_csv(&elo_csv).unwrap_or_default().iter().map(|r| r.minutes).fold(0.0, f64::max) };
+        let mut gauntlet_done = learner.generation();
+        let mut latest_gauntlet: Option<GauntletSummary> = None;
+        loop {
+            let step_limit = limits.steps.is_some_and(|s| learner.step() >= s);
+            if !time_left() || games_done() || step_limit || workers.iter().all(|w| w.is_finished()) {
+                break;
+            }
+            let done = gauntlet_done;
+            let due = |g: u64| every > 0 && g > done && g % every == 0;
+            let step = Cell::new(learner.step());
+            let generation = Cell::new(learner.generation());
+            // Stops right after publishing a generation that is due for a gauntlet (the learner
+            // then has nothing unpublished, so stopping adds no generation).
+            let keep_going = || {
+                time_left()
+                    && !games_done()
+                    && limits.steps.is_none_or(|s| step.get() < s)
+                    && !workers.iter().any(|w| w.is_finished())
+                    && !due(generation.get())
+            };
+            let mut progress = |s: &LearnStatus| {
+                step.set(s.step);
+                generation.set(s.generation);
+                last_learn = learn_line(s);
+                on(Event::Progress(&format!("{} | {}", selfplay_line(&stats), last_learn)));
+            };
+            let summary = match learner.run(&keep_going, &mut progress) {
+                Ok(s) => s,
+                Err(e) => {
+                    failure = Some(e);
+                    break;
+                }
+            };
+            if due(learner.generation()) {
+                // Self-play goes on in its threads meanwhile; the learner waits.
+                gauntlet_done = learner.generation();
+                let ckpt = run.checkpoints_dir().join(format!("{}.json", learner.network()));
+                on(Event::Progress(&format!("{} | {} (gauntlet of {})", selfplay_line(&stats), last_learn, learner.network())));
+                let minutes = minutes_before + start.elapsed().as_secs_f64() / 60.0;
+                match run_gauntlet(run, variant, &ckpt, &cfg.gauntlet, minutes) {
+                    Ok(g) => {
+                        on(Event::Gauntlet(&g));
+                        latest_gauntlet = Some(g);
+                    }
+                    Err(e) => on(Event::Note(&format!("warning: gauntlet of {} failed: {e:#}", learner.network()))),
+                }
+            } else if summary.stop == StopReason::NeedData {
+                on(Event::Progress(&format!("{} | {} (waiting for data)", selfplay_line(&stats), last_learn)));
+                std::thread::sleep(Duration::from_millis(500));
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        let joined = join(workers);
+        if failure.is_none() && joined.is_ok() && games_done() {
+            // The game limit bounds self-play; train on what it produced (within the reuse cap).
+            let step = Cell::new(learner.step());
+            let keep_going = || time_left() && limits.steps.is_none_or(|s| step.get() < s);
+            if let Err(e) = learner.run(&keep_going, &mut |s: &LearnStatus| {
+                step.set(s.step);
+                on(Event::Progress(&format!("{} | {}", selfplay_line(&stats), learn_line(s))));
+            }) {
+                failure = Some(e);
+            }
+        }
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        joined?;
+        learner.publish()?;
+        Ok(TrainSummary {
+            selfplay: selfplay_line(&stats),
+            steps: learner.step() - start_step,
+            step: learner.step(),
+            generation: learner.generation(),
+            minutes: start.elapsed().as_secs_f64() / 60.0,
+            latest_gauntlet,
+            elo_csv,
+        })
+    }
+
+    /// Self-play alone, against the run's newest checkpoint (waiting for one if there is none),
+    /// until the time or game limit (or forever).
+    pub fn selfplay(&self, limits: &Limits, on: &mut dyn FnMut(Event<'_>)) -> Result<SelfplaySummary> {
+        if self.run.latest_checkpoint()?.is_none() {
+            on(Event::Note(&format!("no checkpoint in {} yet: waiting for `vzero learn` to publish one", self.run.checkpoints_dir().display())));
+        }
+        let start = Instant::now();
+        let stop = Arc::new(AtomicBool::new(false));
+        let stats = Arc::new(Stats::default());
+        let workers = self.spawn_workers(&stop, &stats, limits.games)?;
+        while limits.minutes.is_none_or(|m| start.elapsed().as_secs_f64() < m * 60.0) && !workers.iter().all(|w| w.is_finished()) {
+            on(Event::Progress(&selfplay_line(&stats)));
+            std::thread::sleep(Duration::from_millis(250));
+        }
+        stop.store(true, Ordering::Relaxed);
+        join(workers)?;
+        Ok(SelfplaySummary { selfplay: selfplay_line(&stats) })
+    }
+
+    /// Training alone, on the data that self-play processes (and `vzero import` / `vzero
+    /// label`) write into the run, polling for more, until the time or step limit (or
+    /// forever). Publishes a final checkpoint.
+    pub fn learn(&self, limits: &Limits, on: &mut dyn FnMut(Event<'_>)) -> Result<LearnOutcome> {
+        let start = Instant::now();
+        let mut learner = self.open_learner(on)?;
+        let start_step = learner.step();
+        on(Event::Progress("waiting for data"));
+        let step = Cell::new(learner.step());
+        let keep_going = || limits.minutes.is_none_or(|m| start.elapsed().as_secs_f64() < m * 60.0) && limits.steps.is_none_or(|s| step.get() < s);
+        let summary = learner.run_polling(&keep_going, Duration::from_millis(500), &mut |s: &LearnStatus| {
+            step.set(s.step);
+            on(Event::Progress(&learn_line(s)));
+        })?;
+        learner.publish()?;
+        Ok(LearnOutcome { steps: learner.step() - start_step, step: learner.step(), generation: learner.generation(), summary })
+    }
+}
+
+fn rand_seed(i: usize) -> u64 {
+    let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
+    t ^ (std::process::id() as u64) << 32 ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+fn join(workers: Vec<std::thread::JoinHandle<Result<()>>>) -> Result<()> {
+    for w in workers {
+        match w.join() {
+            Ok(r) => r?,
+            Err(_) => bail!("a self-play thread panicked"),
+        }
+    }
+    Ok(())
+}
+
+/// One line of self-play figures: games (results for White), moves, rows, mean leaves per
+/// forward pass, the network playing.
+pub fn selfplay_line(stats: &Stats) -> String {
+    let l = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
+    let evals = l(&stats.evals);
+    let batches = l(&stats.batches).max(1);
+    format!(
+        "games {} (+{} ={} -{}) moves {} rows {} | batch {:.1} | net {}",
+        l(&stats.games),
+        l(&stats.results[0]),
+        l(&stats.results[1]),
+        l(&stats.results[2]),
+        l(&stats.moves),
+        l(&stats.rows),
+        evals as f64 / batches as f64,
+        stats.network.lock().unwrap_or_else(|e| e.into_inner())
+    )
+}
+
+/// One line of learner figures.
+pub fn learn_line(s: &LearnStatus) -> String {
+    format!(
+        "step {} gen {} loss {:.3} (policy {:.3} value {:.3}) window {} rows",
+        s.step, s.generation, s.losses.total, s.losses.policy, s.losses.value, s.window_rows
+    )
+}
