@@ -9,6 +9,10 @@ case "$what" in
   perft) cargo run -q --release -p vzero --bin vzero-torch -- bench perft "$@" ;;
   # self-play evaluations/s vs the bare network at the same batch (target ratio >= 0.9)
   selfplay) bash scripts/setup.sh >/dev/null && cargo run -q --release -p vzero --bin vzero-torch -- bench selfplay "$@" ;;
+  # replay-window bytes per row, planes as f32 vs packed, per variant
+  rows) cargo run -q --release -p vzero --bin vzero-torch -- bench rows "$@" ;;
+  # resident memory per row of a replay window over N (default 1M) synthetic rows
+  window-mem) bash scripts/setup.sh >/dev/null && cargo run -q --release -p vzero-trainer --example windowmem -- "$@" ;;
   # trainer samples/s vs the raw training step
   learn) bash scripts/setup.sh >/dev/null && cargo run -q --release -p vzero-trainer --example learnbench -- "$@" ;;
   # Search simulations/s per variant with a zero-cost evaluator, single thread; args: [runs].
@@ -20,5 +24,5 @@ case "$what" in
   nn) bash scripts/setup.sh >/dev/null && cargo run -q --release -p vzero-model --example nnbench -- "$@" ;;
   # this checkout's inference vs an older commit's, interleaved: [OLD_REV] [ROUNDS] [--nets ...]
   nn-compare) bash scripts/nn-compare.sh "$@" ;;
-  *) echo "usage: scripts/bench.sh <perft|mcts|nn|nn-compare|selfplay|learn> [args...]" >&2; exit 2 ;;
+  *) echo "usage: scripts/bench.sh <perft|mcts|nn|nn-compare|selfplay|learn|rows|window-mem> [args...]" >&2; exit 2 ;;
 esac

@@ -9,7 +9,7 @@ use hdf5::types::VarLenUnicode;
 use hdf5::{File, H5Type};
 
 use crate::error::{io_err, DataError, Result};
-use crate::{ChunkMeta, GameRecord, Row, RowBlock, Source, MIN_SCHEMA_VERSION, SCHEMA_VERSION};
+use crate::{ChunkMeta, GameRecord, PackedPlanes, PlaneKind, Row, RowBlock, Source, MIN_SCHEMA_VERSION, SCHEMA_VERSION};
 
 /// Rows per HDF5 chunk of the `planes` dataset (compression unit).
 const PLANE_CHUNK_ROWS: usize = 64;
@@ -110,17 +110,22 @@ fn write_h5(tmp: &Path, meta: &ChunkMeta, b: &RowBlock, games: &[GameRecord]) ->
     let n = b.len();
     let [c, h, w] = meta.planes;
     let file = File::create(tmp).map_err(e)?;
-    // planes: [N, C, H, W], chunked by rows, shuffle + gzip
-    {
-        let mut builder = file.new_dataset::<f32>();
-        if n > 0 {
-            builder = builder.chunk([PLANE_CHUNK_ROWS.min(n), c, h, w]).shuffle().deflate(GZIP_LEVEL);
+    // planes, packed: bits [N, B] (u8), constants [N, S] and dense values [N, D*H*W] (f32),
+    // with the kind of every plane as the attribute `plane_kinds`
+    let packed;
+    let p = match &b.packed {
+        Some(p) => p,
+        None => {
+            packed = PackedPlanes::pack(&b.planes, c, h * w);
+            &packed
         }
-        let ds = builder.shape([n, c, h, w]).create("planes").map_err(e)?;
-        if n > 0 {
-            ds.write_raw(&b.planes).map_err(e)?;
-        }
-    }
+    };
+    write_2d(&file, "planes_bits", &p.bits, n, p.bit_bytes()).map_err(e)?;
+    write_2d(&file, "planes_scalar", &p.scalars, n, p.scalar_count()).map_err(e)?;
+    write_2d(&file, "planes_dense", &p.dense, n, p.dense_len()).map_err(e)?;
+    let kinds: Vec<u8> = p.kinds.iter().map(|&k| k as u8).collect();
+    file.new_attr::<u8>().shape([c]).create("plane_kinds").map_err(e)?.write_raw(&kinds).map_err(e)?;
+    file.new_attr::<u64>().shape([3]).create("planes_shape").map_err(e)?.write_raw(&[c as u64, h as u64, w as u64]).map_err(e)?;
     write_1d(&file, "policy_offsets", &b.policy_offsets).map_err(e)?;
     write_1d(&file, "policy_index", &b.policy_index).map_err(e)?;
     write_1d(&file, "policy_prob", &b.policy_prob).map_err(e)?;
@@ -176,6 +181,19 @@ fn write_h5(tmp: &Path, meta: &ChunkMeta, b: &RowBlock, games: &[GameRecord]) ->
     attr_u64(&file, "created_unix", meta.created_unix).map_err(e)?;
     attr_str(&file, "source", meta.source.as_str()).map_err(e)?;
     file.close().map_err(e)?;
+    Ok(())
+}
+
+/// A row-major [n, width] dataset (chunked by rows, shuffled and compressed).
+fn write_2d<T: H5Type>(file: &File, name: &str, data: &[T], n: usize, width: usize) -> hdf5::Result<()> {
+    let mut builder = file.new_dataset::<T>();
+    if n > 0 && width > 0 {
+        builder = builder.chunk([PLANE_CHUNK_ROWS.min(n), width]).shuffle().deflate(GZIP_LEVEL);
+    }
+    let ds = builder.shape([n, width]).create(name)?;
+    if n > 0 && width > 0 {
+        ds.write_raw(data)?;
+    }
     Ok(())
 }
 
@@ -249,12 +267,20 @@ impl Chunk {
             });
         }
         let version = version as u32;
-        let planes = file.dataset("planes").map_err(&err)?;
-        let shape = planes.shape();
-        if shape.len() != 4 {
-            return Err(corrupt(format!("planes has shape {shape:?}, expected [N, C, H, W]")));
-        }
-        let n = shape[0];
+        let (n, shape) = if version >= 3 {
+            let s: Vec<u64> = file.attr("planes_shape").and_then(|a| a.read_raw::<u64>()).map_err(&err)?;
+            if s.len() != 3 {
+                return Err(corrupt(format!("planes_shape is {s:?}, expected [C, H, W]")));
+            }
+            let rows = file.dataset("wdl").map_err(&err)?.shape().first().copied().unwrap_or(0);
+            (rows, vec![rows, s[0] as usize, s[1] as usize, s[2] as usize])
+        } else {
+            let shape = file.dataset("planes").map_err(&err)?.shape();
+            if shape.len() != 4 {
+                return Err(corrupt(format!("planes has shape {shape:?}, expected [N, C, H, W]")));
+            }
+            (shape[0], shape)
+        };
         let meta = ChunkMeta {
             variant: read_attr_str(&file, "variant").map_err(&err)?,
             encoding_version: read_attr_u64(&file, "encoding_version").map_err(&err)? as u32,
@@ -293,6 +319,25 @@ impl Chunk {
         let g = len_of("games")?;
         if g.len() != 1 {
             return Err(corrupt(format!("games has shape {g:?}")));
+        }
+        if version >= 3 {
+            let kinds: Vec<u8> = file.attr("plane_kinds").and_then(|a| a.read_raw::<u8>()).map_err(&err)?;
+            if kinds.len() != shape[1] || kinds.iter().any(|&k| PlaneKind::from_code(k).is_none()) {
+                return Err(corrupt(format!("plane_kinds {kinds:?} do not describe {} planes", shape[1])));
+            }
+            let area = shape[2] * shape[3];
+            let count = |k: PlaneKind| kinds.iter().filter(|&&x| x == k as u8).count();
+            let widths = [
+                ("planes_bits", (count(PlaneKind::Bits) * area).div_ceil(8)),
+                ("planes_scalar", count(PlaneKind::Scalar)),
+                ("planes_dense", count(PlaneKind::Dense) * area),
+            ];
+            for (name, width) in widths {
+                let s = len_of(name)?;
+                if s != [n, width] {
+                    return Err(corrupt(format!("{name} has shape {s:?}, expected [{n}, {width}]")));
+                }
+            }
         }
         let mut meta = meta;
         if file.attr_names().map_err(&err)?.iter().any(|a| a == "source") {
@@ -352,13 +397,34 @@ impl Chunk {
         Ok(())
     }
 
-    /// All rows in column form (one read per dataset; what the replay window caches).
+    /// All rows in column form (one read per dataset), planes unpacked.
     pub fn read_block(&self) -> Result<RowBlock> {
+        let mut b = self.read_packed_block()?;
+        b.unpack();
+        Ok(b)
+    }
+
+    /// All rows in column form with the planes packed (what the replay window caches; planes of
+    /// schema 1 and 2 chunks, stored as f32, are packed when read).
+    pub fn read_packed_block(&self) -> Result<RowBlock> {
         let err = h5err(&self.path);
         let n = self.rows;
         let plane_len = self.meta.plane_len();
+        let [c, h, w] = self.meta.planes;
         let mut b = RowBlock::new(plane_len);
-        b.planes = self.read_vec("planes")?;
+        if self.schema_version >= 3 {
+            let kinds: Vec<u8> = self.file.attr("plane_kinds").and_then(|a| a.read_raw::<u8>()).map_err(&err)?;
+            let kinds = kinds.iter().filter_map(|&k| PlaneKind::from_code(k)).collect();
+            let p = PackedPlanes::from_parts(kinds, h * w, n, self.read_vec("planes_bits")?, self.read_vec("planes_scalar")?, self.read_vec("planes_dense")?)
+                .map_err(|msg| DataError::Corrupt { path: self.path.clone(), msg })?;
+            b.packed = Some(p);
+        } else {
+            let planes: Vec<f32> = self.read_vec("planes")?;
+            if planes.len() != n * plane_len {
+                return Err(DataError::Corrupt { path: self.path.clone(), msg: "planes length disagrees with the row count".into() });
+            }
+            b.packed = Some(PackedPlanes::pack(&planes, c, h * w));
+        }
         b.policy_offsets = self.read_vec("policy_offsets")?;
         b.policy_index = self.read_vec("policy_index")?;
         b.policy_prob = self.read_vec("policy_prob")?;

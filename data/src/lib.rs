@@ -9,21 +9,25 @@
 
 mod chunk;
 mod error;
+mod packed;
 pub mod pgn;
 mod rundir;
 mod window;
 
 pub use chunk::{write_block, write_chunk, Chunk, ChunkExpect};
 pub use error::{DataError, Result};
+pub use packed::{PackedPlanes, PlaneKind};
 pub use rundir::{checkpoint_name, parse_checkpoint_name, CheckpointEntry, RunDir};
-pub use window::{ExternalMix, ReplayWindow, WindowConfig};
+pub use window::{ExternalMix, ReplayWindow, Retention, WindowConfig};
 
 use serde::{Deserialize, Serialize};
 
 /// Version of the chunk file schema (this crate), stored as the `schema_version` attribute.
-/// Version 2 added the auxiliary targets (opponent policy, short-term values, material); version
-/// 1 chunks stay readable, with those targets absent (weight 0).
-pub const SCHEMA_VERSION: u32 = 2;
+/// Version 3 stores the input planes packed ([`PackedPlanes`]: a bit per square of each 0/1
+/// plane, one value per constant plane); version 2 added the auxiliary targets (opponent
+/// policy, short-term values, material). Versions 1 and 2 stay readable (dense f32 planes;
+/// version 1 with the auxiliary targets absent, weight 0).
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// Oldest chunk schema version that is still read.
 pub const MIN_SCHEMA_VERSION: u32 = 1;
@@ -162,11 +166,17 @@ impl ChunkMeta {
 /// is). `policy_offsets` has `len() + 1` entries; row `i`'s policy is
 /// `policy_index/policy_prob[policy_offsets[i]..policy_offsets[i+1]]`, and likewise for the
 /// opponent policy. `short_term` holds `short_term_horizons.len()` values per row.
+///
+/// The input planes are either unpacked, C*H*W f32 per row in `planes` (a sampled batch, rows
+/// being built), or packed in `packed` with `planes` empty (what the window caches:
+/// [`RowBlock::pack`]); row accessors unpack on demand.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RowBlock {
     /// C*H*W of one row.
     pub plane_len: usize,
     pub planes: Vec<f32>,
+    /// The planes in packed form (then `planes` is empty).
+    pub packed: Option<PackedPlanes>,
     pub policy_offsets: Vec<u64>,
     pub policy_index: Vec<u32>,
     pub policy_prob: Vec<f32>,
@@ -220,6 +230,9 @@ impl RowBlock {
     /// Empties the block, keeping its allocations, `plane_len` and horizons.
     pub fn clear(&mut self) {
         self.planes.clear();
+        if let Some(p) = &self.packed {
+            self.packed = Some(PackedPlanes::new(p.kinds.clone(), p.area));
+        }
         self.policy_offsets.clear();
         self.policy_offsets.push(0);
         self.policy_index.clear();
@@ -257,15 +270,39 @@ impl RowBlock {
         &self.short_term[i * k..(i + 1) * k]
     }
 
-    /// Row `i`'s input planes.
-    pub fn row_planes(&self, i: usize) -> &[f32] {
-        &self.planes[i * self.plane_len..(i + 1) * self.plane_len]
+    /// Row `i`'s input planes, unpacked.
+    pub fn row_planes(&self, i: usize) -> std::borrow::Cow<'_, [f32]> {
+        match &self.packed {
+            Some(p) => {
+                let mut out = vec![0.0; self.plane_len];
+                p.unpack_row(i, &mut out);
+                std::borrow::Cow::Owned(out)
+            }
+            None => std::borrow::Cow::Borrowed(&self.planes[i * self.plane_len..(i + 1) * self.plane_len]),
+        }
+    }
+
+    /// Packs the planes (see [`PackedPlanes::pack`]; `channels` planes of `plane_len /
+    /// channels` squares); a no-op when they are packed already.
+    pub fn pack(&mut self, channels: usize) {
+        if self.packed.is_none() && channels > 0 {
+            self.packed = Some(PackedPlanes::pack(&self.planes, channels, self.plane_len / channels));
+            self.planes = Vec::new();
+        }
+    }
+
+    /// Unpacks the planes into `planes` (a no-op when they are not packed).
+    pub fn unpack(&mut self) {
+        if let Some(p) = self.packed.take() {
+            self.planes = p.unpack_all();
+        }
     }
 
     /// Appends one row. Panics if `row.planes.len() != plane_len` (use [`write_chunk`]'s checks
     /// for untrusted data); `row.short_term` should have one value per horizon of the block.
     pub fn push(&mut self, row: &Row) {
         assert_eq!(row.planes.len(), self.plane_len, "row planes length");
+        self.unpack();
         self.planes.extend_from_slice(&row.planes);
         for &(i, p) in &row.policy {
             self.policy_index.push(i);
@@ -293,7 +330,22 @@ impl RowBlock {
     /// Appends row `i` of `other` (same `plane_len`). When the two blocks' short-term horizons
     /// differ, the row's short-term targets are absent here (zeros, weight 0).
     pub fn push_from(&mut self, other: &RowBlock, i: usize) {
-        self.planes.extend_from_slice(other.row_planes(i));
+        let same_layout = matches!((&self.packed, &other.packed), (Some(a), Some(b)) if a.kinds == b.kinds && a.area == b.area);
+        if same_layout {
+            if let (Some(mine), Some(theirs)) = (self.packed.as_mut(), other.packed.as_ref()) {
+                mine.push_from(theirs, i);
+            }
+        } else {
+            self.unpack();
+            match &other.packed {
+                Some(theirs) => {
+                    let start = self.planes.len();
+                    self.planes.resize(start + self.plane_len, 0.0);
+                    theirs.unpack_row(i, &mut self.planes[start..]);
+                }
+                None => self.planes.extend_from_slice(&other.planes[i * other.plane_len..(i + 1) * other.plane_len]),
+            }
+        }
         push_csr(&mut self.policy_offsets, &mut self.policy_index, &mut self.policy_prob, other.policy(i));
         self.wdl.push(other.wdl[i]);
         self.search_value.push(other.search_value[i]);
@@ -344,7 +396,7 @@ impl RowBlock {
     pub fn row(&self, i: usize) -> Row {
         let pairs = |(idx, prob): (&[u32], &[f32])| idx.iter().copied().zip(prob.iter().copied()).collect();
         Row {
-            planes: self.row_planes(i).to_vec(),
+            planes: self.row_planes(i).into_owned(),
             policy: pairs(self.policy(i)),
             wdl: self.wdl[i],
             search_value: self.search_value[i],
@@ -392,7 +444,11 @@ impl RowBlock {
             self.material.len(),
             self.material_weight.len(),
         ];
-        self.planes.len() == n * self.plane_len
+        let planes_ok = match &self.packed {
+            Some(p) => self.planes.is_empty() && p.len() == n && p.plane_len() == self.plane_len && p.check().is_ok(),
+            None => self.planes.len() == n * self.plane_len,
+        };
+        planes_ok
             && per_row.iter().all(|&l| l == n)
             && self.short_term.len() == n * self.short_term_horizons.len()
             && self.policy_offsets.len() == n + 1
@@ -403,7 +459,8 @@ impl RowBlock {
 
     /// Approximate heap size in bytes.
     pub fn heap_bytes(&self) -> usize {
-        (self.planes.len() + self.short_term.len()) * 4
+        self.packed.as_ref().map_or(0, |p| p.heap_bytes())
+            + (self.planes.len() + self.short_term.len()) * 4
             + (self.policy_offsets.len() + self.opponent_offsets.len()) * 8
             + (self.policy_index.len() + self.opponent_index.len()) * 8
             + self.len() * (12 + 4 * 9)

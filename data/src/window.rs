@@ -98,9 +98,10 @@ struct Entry {
 /// uniformly from the newest self-play chunks that cover the window, mixed with rows of the
 /// external pool (imported and labelled chunks, [`ExternalMix`]).
 ///
-/// Chunks in the window are read whole and cached in memory (column form) until they leave
-/// the window, so sampling costs one copy per row. Memory: about `window rows x C*H*W x 4`
-/// bytes.
+/// Chunks in the window are read whole and cached in memory (column form, input planes packed:
+/// [`crate::PackedPlanes`]) until they leave the window; sampling unpacks the drawn rows into the
+/// batch. Memory: the packed planes (for vzero's encodings, a bit per square of each piece plane
+/// and 4 bytes per constant plane) plus the sparse policy targets, per row.
 ///
 /// Bad files: a chunk that cannot be read (corrupt, truncated) is **skipped with a warning**
 /// (printed once to stderr and kept in [`ReplayWindow::skipped`]); a readable chunk of another
@@ -126,7 +127,43 @@ pub struct ReplayWindow {
     external: Vec<Entry>,
     external_prefix: Vec<usize>,
     mix: ExternalMix,
+    /// Streaming: the most self-play rows held in memory (None: the whole window is cached).
+    stream: Option<usize>,
+    /// Self-play rows of chunks retired from `data/` (by this or an earlier process).
+    retired: usize,
+    /// Streaming: the window chunks in the shuffle buffer.
+    buffer: Vec<PathBuf>,
 }
+
+/// What happens to self-play chunks that have left the window (`[learn] retention`): they are
+/// never read again by the learner, but the opening statistics and PGN exports may want them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Retention {
+    /// Leave them in `data/` (the default).
+    #[default]
+    Keep,
+    /// Move them to `archive/data/` in the run directory (`vzero openings --from <run>/archive`
+    /// still reads them).
+    Archive,
+    /// Delete them.
+    Delete,
+}
+
+impl Retention {
+    /// Parses `keep`, `archive` or `delete`.
+    pub fn parse(s: &str) -> Option<Retention> {
+        match s {
+            "keep" => Some(Retention::Keep),
+            "archive" => Some(Retention::Archive),
+            "delete" => Some(Retention::Delete),
+            _ => None,
+        }
+    }
+}
+
+/// File in `data/` with the rows of the chunks retired from it (so that the window's growth,
+/// which follows the total number of rows ever generated, survives a restart).
+const RETIRED_FILE: &str = "retired-rows";
 
 impl ReplayWindow {
     pub fn new(run: &RunDir, expect: ChunkExpect, cfg: WindowConfig, seed: u64) -> Result<Self> {
@@ -147,7 +184,54 @@ impl ReplayWindow {
             external: Vec::new(),
             external_prefix: vec![0],
             mix: ExternalMix::default(),
+            stream: None,
+            buffer: Vec::new(),
+            retired: std::fs::read_to_string(run.data_dir().join(RETIRED_FILE)).ok().and_then(|t| t.trim().parse().ok()).unwrap_or(0),
         })
+    }
+
+    /// Streams the window through a shuffle buffer of about `rows` rows instead of caching every
+    /// chunk of it (None, the default): for windows larger than memory. Each sample draws from
+    /// the whole chunks in the buffer; before each sample, about a sixteenth of them are
+    /// replaced by other chunks of the window drawn at random, so the buffer wanders over the
+    /// window. The trade-off (lc0's): memory bounded by the buffer, at the cost of rows of one
+    /// batch coming from fewer chunks (more correlated) and of reading each chunk file several
+    /// times over the run.
+    pub fn set_stream(&mut self, rows: Option<usize>) {
+        self.stream = rows.map(|r| r.max(1));
+        self.buffer.clear();
+        self.recompute();
+    }
+
+    /// Streaming: drops buffered chunks that left the window, replaces a sixteenth of the rest
+    /// by random window chunks and fills the buffer up to its size; returns the buffered chunks
+    /// (relative to `first`).
+    fn turn_buffer(&mut self) -> Vec<usize> {
+        let Some(cap) = self.stream else { return Vec::new() };
+        let n = self.index.len() - self.first;
+        let pos: HashMap<PathBuf, usize> = self.index[self.first..].iter().enumerate().map(|(k, e)| (e.path.clone(), k)).collect();
+        let mut buffer: Vec<usize> = self.buffer.iter().filter_map(|p| pos.get(p).copied()).collect();
+        let turn = (buffer.len() / 16).max(1);
+        if buffer.len() < n {
+            for _ in 0..turn.min(buffer.len()) {
+                let i = self.rng.gen_range(0..buffer.len());
+                buffer.swap_remove(i);
+            }
+        }
+        let mut held: usize = buffer.iter().map(|&k| self.index[self.first + k].rows).sum();
+        let mut tries = 0;
+        while (buffer.is_empty() || held < cap) && buffer.len() < n && tries < 4 * n + 16 {
+            tries += 1;
+            let k = self.rng.gen_range(0..n);
+            if !buffer.contains(&k) {
+                buffer.push(k);
+                held += self.index[self.first + k].rows;
+            }
+        }
+        self.buffer = buffer.iter().map(|&k| self.index[self.first + k].path.clone()).collect();
+        let keep: std::collections::HashSet<&PathBuf> = self.buffer.iter().chain(self.external.iter().map(|e| &e.path)).collect();
+        self.cache.retain(|p, _| keep.contains(p));
+        buffer
     }
 
     /// Sets how external rows are mixed in (default [`ExternalMix::default`]).
@@ -161,6 +245,12 @@ impl ReplayWindow {
         Ok(())
     }
 
+    /// Rows of the chunks held in memory now (the whole window, or the shuffle buffer, and the
+    /// external chunks sampled so far).
+    pub fn cached_rows(&self) -> usize {
+        self.cache.values().map(|b| b.len()).sum()
+    }
+
     /// Rows in the external pool (imported and labelled chunks).
     pub fn external_rows(&self) -> usize {
         *self.external_prefix.last().unwrap_or(&0)
@@ -168,7 +258,7 @@ impl ReplayWindow {
 
     /// The share of external rows in the next sample ([`ExternalMix::share_at`]).
     pub fn external_share(&self) -> f64 {
-        self.mix.share_at(self.total, self.external_rows())
+        self.mix.share_at(self.total + self.retired, self.external_rows())
     }
 
     /// Lays every sampled row's short-term targets out for `horizons` (the reader's, e.g. the
@@ -218,7 +308,7 @@ impl ReplayWindow {
     }
 
     fn recompute(&mut self) {
-        let want = self.cfg.window_size(self.total);
+        let want = self.cfg.window_size(self.total + self.retired).min(self.total);
         let mut rows = 0;
         let mut first = self.index.len();
         while first > 0 && rows < want {
@@ -244,12 +334,48 @@ impl ReplayWindow {
 
     /// Rows in all indexed self-play chunks (external rows: [`ReplayWindow::external_rows`]).
     pub fn total_rows(&self) -> usize {
-        self.total
+        self.total + self.retired
+    }
+
+    /// Archives or deletes the self-play chunks older than the window (never one in it, never
+    /// an external one); returns how many. Their rows still count in [`total_rows`]
+    /// (`data/retired-rows`), so the window does not shrink.
+    ///
+    /// [`total_rows`]: ReplayWindow::total_rows
+    pub fn retire(&mut self, retention: Retention) -> Result<usize> {
+        if retention == Retention::Keep || self.first == 0 {
+            return Ok(0);
+        }
+        let old: Vec<Entry> = self.index.drain(..self.first).collect();
+        let data = self.run.data_dir();
+        let archive = self.run.root().join("archive").join("data");
+        if retention == Retention::Archive {
+            std::fs::create_dir_all(&archive).map_err(|e| DataError::Io { path: archive.clone(), source: e })?;
+        }
+        let mut done = 0;
+        for e in &old {
+            let r = match retention {
+                Retention::Archive => std::fs::rename(&e.path, archive.join(e.path.file_name().unwrap_or_default())),
+                _ => std::fs::remove_file(&e.path),
+            };
+            match r {
+                Ok(()) => done += 1,
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => {} // another learner retired it
+                Err(err) => return Err(DataError::Io { path: e.path.clone(), source: err }),
+            }
+            self.total -= e.rows;
+            self.retired += e.rows;
+        }
+        let file = data.join(RETIRED_FILE);
+        let tmp = data.join(format!(".{RETIRED_FILE}.{}.tmp", std::process::id()));
+        std::fs::write(&tmp, self.retired.to_string()).and_then(|_| std::fs::rename(&tmp, &file)).map_err(|e| DataError::Io { path: file.clone(), source: e })?;
+        self.recompute();
+        Ok(done)
     }
 
     /// Target window size for the current total.
     pub fn window_target(&self) -> usize {
-        self.cfg.window_size(self.total)
+        self.cfg.window_size(self.total + self.retired).min(self.total)
     }
 
     /// Rows in the chunks chosen for the window (>= target, by at most one chunk).
@@ -304,15 +430,34 @@ impl ReplayWindow {
             return Err(DataError::Config("replay window is empty: no training data yet".into()));
         }
         let share = self.external_share();
+        // The self-play rows to draw from: the whole window, or (streaming) the chunks in the
+        // shuffle buffer, as (chunk index relative to `first`, prefix sums of their rows).
+        let (chunks, prefix): (Vec<usize>, Vec<usize>) = match self.stream {
+            Some(_) if w > 0 => {
+                let chunks = self.turn_buffer();
+                let mut prefix = vec![0];
+                for &k in &chunks {
+                    prefix.push(prefix[prefix.len() - 1] + self.index[self.first + k].rows);
+                }
+                (chunks, prefix)
+            }
+            _ => ((0..self.index.len() - self.first).collect(), self.prefix.clone()),
+        };
+        let rows = *prefix.last().unwrap_or(&0);
         // (pool, chunk, row): pool 0 is the self-play window (chunk counted from `first`),
         // pool 1 the external chunks.
         let mut picks: Vec<(usize, usize, usize)> = (0..n)
             .map(|_| {
-                let external = w == 0 || (share > 0.0 && self.rng.gen_bool(share.min(1.0)));
-                let (pool, prefix, len) = if external { (1, &self.external_prefix, x) } else { (0, &self.prefix, w) };
-                let r = self.rng.gen_range(0..len);
-                let k = prefix.partition_point(|&p| p <= r) - 1;
-                (pool, k, r - prefix[k])
+                let external = rows == 0 || (share > 0.0 && self.rng.gen_bool(share.min(1.0)));
+                if external {
+                    let r = self.rng.gen_range(0..x);
+                    let k = self.external_prefix.partition_point(|&p| p <= r) - 1;
+                    (1, k, r - self.external_prefix[k])
+                } else {
+                    let r = self.rng.gen_range(0..rows);
+                    let j = prefix.partition_point(|&p| p <= r) - 1;
+                    (0, chunks[j], r - prefix[j])
+                }
             })
             .collect();
         // Load each needed chunk once.
@@ -320,11 +465,11 @@ impl ReplayWindow {
         let mut blocks: Vec<((usize, usize), Arc<RowBlock>)> = Vec::new();
         for &(pool, k, _) in &picks {
             if blocks.last().map(|b| b.0) != Some((pool, k)) {
-                let (path, rows, weight) = match pool {
+                let (path, chunk_rows, weight) = match pool {
                     0 => (self.index[self.first + k].path.clone(), self.index[self.first + k].rows, 1.0),
                     _ => (self.external[k].path.clone(), self.external[k].rows, self.mix.weight),
                 };
-                match self.block(&path, rows, weight) {
+                match self.block(&path, chunk_rows, weight) {
                     Ok(b) => blocks.push(((pool, k), b)),
                     Err(e @ DataError::Mismatch { .. }) => return Err(e),
                     Err(e) => return Ok(Err((path, e))),
@@ -364,7 +509,7 @@ impl ReplayWindow {
             return Ok(b.clone());
         }
         let c = Chunk::open(path)?;
-        let mut b = c.read_block()?;
+        let mut b = c.read_packed_block()?;
         if let Some(h) = &self.short_term_horizons {
             b.project_short_term(h);
         }

@@ -369,7 +369,7 @@ fn schema_1_chunks_read_with_absent_aux_targets() {
             assert!(b.opponent_policy(i).0.is_empty());
         } else {
             new_rows += 1;
-            let src = r2.iter().find(|x| x.planes == b.row_planes(i)).unwrap();
+            let src = r2.iter().find(|x| x.planes[..] == *b.row_planes(i)).unwrap();
             assert_eq!(b.short_term(i), [src.short_term[1], src.short_term[0]]);
             assert_eq!((b.material[i], b.material_weight[i], b.short_term_weight[i]), (src.material, 1.0, 1.0));
             assert_eq!(b.row(i).opponent_policy, src.opponent_policy);
@@ -383,7 +383,7 @@ fn schema_1_chunks_read_with_absent_aux_targets() {
     f.attr("schema_version").unwrap().write_scalar(&(SCHEMA_VERSION as u64 + 1)).unwrap();
     drop(f);
     let e = Chunk::open(&old).unwrap_err().to_string();
-    assert!(e.contains("schema version") && e.contains("1..=2"), "{e}");
+    assert!(e.contains("schema version") && e.contains(&format!("1..={SCHEMA_VERSION}")), "{e}");
 }
 
 #[test]
@@ -449,4 +449,108 @@ fn external_chunks_form_a_pool_outside_the_window_with_their_share_and_weight() 
     // exclusion
     w.set_external_mix(ExternalMix { share: 0.0, ..ExternalMix::default() }).unwrap();
     assert!(w.sample(1000).unwrap().ply.iter().all(|&t| t < 100));
+}
+
+#[test]
+fn schema_3_stores_planes_packed_and_reads_them_back_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = RunDir::create_or_open(dir.path()).unwrap();
+    // planes as the encoders make them: marks (0/1 per square) and constant planes
+    let mut rng = StdRng::seed_from_u64(3);
+    let area = PLANES[1] * PLANES[2];
+    let mut rs = rows(300, 1, 9);
+    for r in &mut rs {
+        r.planes.clear();
+        for c in 0..PLANES[0] {
+            if c == 1 {
+                let v = rng.gen_range(0..8) as f32 / 8.0;
+                r.planes.extend(std::iter::repeat(v).take(area));
+            } else {
+                r.planes.extend((0..area).map(|_| if rng.gen_bool(0.2) { 1.0 } else { 0.0 }));
+            }
+        }
+    }
+    let p = run.new_chunk_path("w");
+    write_chunk(&p, &meta("empire"), &rs, &[]).unwrap();
+    let c = Chunk::open(&p).unwrap();
+    assert_eq!(c.schema_version, SCHEMA_VERSION);
+    assert_eq!(c.meta.planes, PLANES);
+    assert_eq!(c.read_all().unwrap(), rs, "unpacked rows equal the written ones");
+    let packed = c.read_packed_block().unwrap();
+    let pp = packed.packed.as_ref().unwrap();
+    assert_eq!(pp.kinds, vec![PlaneKind::Bits, PlaneKind::Scalar, PlaneKind::Bits]);
+    assert_eq!(pp.bytes_per_row(), (2 * area).div_ceil(8) + 4);
+    assert!(packed.planes.is_empty() && packed.is_consistent());
+    // the window caches packed blocks and samples unpacked rows
+    let mut w = ReplayWindow::new(&run, expect("empire"), WindowConfig { min_rows: 100, scale: 1.0, exponent: 1.0 }, 1).unwrap();
+    w.refresh().unwrap();
+    let b = w.sample(50).unwrap();
+    assert!(b.packed.is_none() && b.planes.len() == 50 * PLANES.iter().product::<usize>());
+    for i in 0..50 {
+        assert!(rs.iter().any(|r| r.planes[..] == *b.row_planes(i)));
+    }
+    // h5py readers find the documented datasets
+    let f = hdf5::File::open(&p).unwrap();
+    for name in ["planes_bits", "planes_scalar", "planes_dense"] {
+        assert_eq!(f.dataset(name).unwrap().shape()[0], 300);
+    }
+    assert!(f.dataset("planes").is_err());
+}
+
+#[test]
+fn a_streaming_window_holds_only_its_buffer_and_wanders_over_the_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = RunDir::create_or_open(dir.path()).unwrap();
+    for tag in 0..20 {
+        write_tagged(&run, tag, 100);
+    }
+    let mut w = ReplayWindow::new(&run, expect("empire"), WindowConfig { min_rows: 10_000, scale: 1.0, exponent: 1.0 }, 5).unwrap();
+    w.set_stream(Some(300));
+    w.refresh().unwrap();
+    assert_eq!(w.window_rows(), 2000);
+    let mut seen = std::collections::HashSet::new();
+    for _ in 0..200 {
+        let b = w.sample(100).unwrap();
+        assert!(w.cached_rows() <= 400, "{} rows held", w.cached_rows());
+        seen.extend(b.ply.iter().copied());
+    }
+    assert_eq!(seen.len(), 20, "every chunk of the window visited: {seen:?}");
+    // without streaming, the whole window is held
+    w.set_stream(None);
+    for _ in 0..20 {
+        w.sample(500).unwrap();
+    }
+    assert_eq!(w.cached_rows(), 2000);
+}
+
+#[test]
+fn retired_chunks_are_archived_or_deleted_only_outside_the_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = RunDir::create_or_open(dir.path()).unwrap();
+    for tag in 0..10 {
+        write_tagged(&run, tag, 100);
+    }
+    // window = max(250, 0.5 * total) = 500 rows: the 5 newest chunks
+    let cfg = WindowConfig { min_rows: 250, scale: 0.5, exponent: 1.0 };
+    let mut w = ReplayWindow::new(&run, expect("empire"), cfg, 1).unwrap();
+    w.refresh().unwrap();
+    let in_window = w.window_chunks();
+    assert_eq!(w.retire(Retention::Keep).unwrap(), 0);
+    assert_eq!(w.retire(Retention::Archive).unwrap(), 5);
+    assert_eq!(run.list_chunks().unwrap(), in_window, "the window's chunks stay");
+    assert_eq!(fs::read_dir(run.root().join("archive/data")).unwrap().count(), 5);
+    assert_eq!((w.total_rows(), w.window_rows()), (1000, 500));
+    assert!(w.sample(100).unwrap().ply.iter().all(|&t| t >= 5));
+    // a new reader counts the retired rows, so the window keeps its size
+    let mut again = ReplayWindow::new(&run, expect("empire"), cfg, 1).unwrap();
+    again.refresh().unwrap();
+    assert_eq!((again.total_rows(), again.window_rows()), (1000, 500));
+    for tag in 10..12 {
+        write_tagged(&run, tag, 100);
+    }
+    again.refresh().unwrap();
+    assert_eq!(again.window_rows(), 600);
+    assert_eq!(again.retire(Retention::Delete).unwrap(), 1);
+    assert_eq!(run.list_chunks().unwrap().len(), 6);
+    assert_eq!(again.total_rows(), 1200);
 }

@@ -83,6 +83,15 @@ pub struct LearnConfig {
     /// off by default). Each checkpoint records the blend at its step.
     #[serde(default, skip_serializing_if = "knowledge_off")]
     pub knowledge: Knowledge,
+    /// Stream the replay window through a shuffle buffer of this many rows instead of holding
+    /// every chunk of it in memory (for windows larger than memory; see
+    /// [`vzero_data::ReplayWindow::set_stream`] for the trade-off). Default: off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream_buffer_rows: Option<usize>,
+    /// What to do with self-play chunks older than the window: `"keep"` (default), `"archive"`
+    /// (move to `archive/data/` in the run) or `"delete"`. Never a chunk in the window.
+    #[serde(default = "default_retention", skip_serializing_if = "is_keep")]
+    pub retention: String,
     /// Rows of other sources than self-play (`vzero import`, `vzero label`): their share of
     /// each batch, how it decays as self-play data arrives, their loss weight and reuse
     /// (`[learn.external]`).
@@ -119,6 +128,14 @@ impl ExternalConfig {
     pub fn mix(&self) -> vzero_data::ExternalMix {
         vzero_data::ExternalMix { share: self.share, half_life_rows: self.half_life_rows, weight: self.weight as f32 }
     }
+}
+
+fn default_retention() -> String {
+    "keep".into()
+}
+
+fn is_keep(s: &String) -> bool {
+    s == "keep"
 }
 
 fn knowledge_off(k: &Knowledge) -> bool {
@@ -179,6 +196,8 @@ impl LearnConfig {
             material_weight: default_material_weight(),
             seed: 0,
             knowledge: Knowledge::default(),
+            stream_buffer_rows: None,
+            retention: default_retention(),
             external: ExternalConfig::default(),
         }
     }
@@ -236,6 +255,12 @@ impl LearnConfig {
         unit("value_q_ratio", self.value_q_ratio)?;
         self.knowledge.validate().map_err(|e| anyhow::anyhow!("learn.knowledge.{e}"))?;
         unit("external.share", self.external.share)?;
+        if vzero_data::Retention::parse(&self.retention).is_none() {
+            bail!("learn.retention must be \"keep\", \"archive\" or \"delete\", got {:?}", self.retention);
+        }
+        if self.stream_buffer_rows == Some(0) {
+            bail!("learn.stream_buffer_rows must be > 0");
+        }
         if !(self.external.weight.is_finite() && self.external.weight >= 0.0) {
             bail!("learn.external.weight must be a finite number >= 0, got {}", self.external.weight);
         }

@@ -200,6 +200,7 @@ impl Learner {
         let mut window = ReplayWindow::new(run, expect, wcfg, cfg.seed ^ step.wrapping_mul(0x9e37_79b9_7f4a_7c15))?;
         window.set_short_term_horizons(&net.aux.short_term_horizons);
         window.set_external_mix(cfg.external.mix())?;
+        window.set_stream(cfg.stream_buffer_rows);
         window.refresh()?;
         let mut aux_columns = aux_loss_columns(&net.aux);
         if window.external_rows() > 0 || metrics_has_external(&run.metrics_csv()) {
@@ -434,6 +435,7 @@ impl Learner {
                 acc = [0.0; 8];
                 acc_n = 0;
                 self.window.refresh()?;
+                self.window.retire(vzero_data::Retention::parse(&self.cfg.retention).unwrap_or_default())?;
                 interval_start = Instant::now();
                 interval_samples = 0;
             }

@@ -43,6 +43,8 @@ fn cfg() -> LearnConfig {
         seed: 1,
         knowledge: Default::default(),
         external: Default::default(),
+        stream_buffer_rows: None,
+        retention: "keep".into(),
         opponent_policy_weight: 0.15,
         soft_policy_weight: 8.0,
         short_term_value_weight: 0.25,

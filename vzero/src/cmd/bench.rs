@@ -13,6 +13,70 @@ pub enum BenchCommand {
     Perft(PerftBench),
     /// Self-play network evaluations per second against the bare network at the same batch.
     Selfplay(SelfplayBench),
+    /// Replay-window memory per row, planes unpacked (f32) against packed, per variant.
+    Rows(RowsBench),
+}
+
+/// Options of `vzero bench rows`.
+#[derive(Args, Debug)]
+pub struct RowsBench {
+    /// Variants (default: every built-in one).
+    #[arg(long, num_args = 1..)]
+    variants: Vec<String>,
+    /// Rows per variant: positions of random games, each with a policy target over 24 moves (a
+    /// full search's typical support at 64 simulations).
+    #[arg(long, default_value_t = 2000)]
+    rows: usize,
+}
+
+/// `vzero bench rows`: bytes per row of a window block, before (f32 planes) and after packing.
+fn rows(b: RowsBench) -> Result<()> {
+    use rand::seq::SliceRandom;
+    use rand::SeedableRng;
+    let names: Vec<String> = if b.variants.is_empty() { vzero_rules::variant::builtin_names().iter().map(|s| s.to_string()).collect() } else { b.variants };
+    println!("{:<16} {:>6} {:>14} {:>14} {:>8} {:>12} {:>12}", "variant", "planes", "planes f32 B", "planes packed", "ratio", "row f32 B", "row packed B");
+    for name in names {
+        let v = Variant::load(&name)?;
+        let enc = vzero_encoding::InputEncoder::new(v);
+        let mut rng = rand::rngs::StdRng::seed_from_u64(1);
+        let mut block = vzero_data::RowBlock::new(enc.size());
+        let mut game = vzero_rules::Game::startpos(v);
+        while block.len() < b.rows {
+            if game.result().is_over() || game.moves().len() > 200 {
+                game = vzero_rules::Game::startpos(v);
+            }
+            let policy: Vec<(u32, f32)> = (0..24).map(|k| (k, 1.0 / 24.0)).collect();
+            let row = vzero_data::Row { planes: enc.encode_game(&game), policy, wdl: [1.0, 0.0, 0.0], ..Default::default() };
+            block.push(&row);
+            let moves = game.position().legal_moves();
+            let Some(&m) = moves.choose(&mut rng) else { game = vzero_rules::Game::startpos(v); continue };
+            game.play(m);
+        }
+        let n = block.len() as f64;
+        let dense = block.heap_bytes() as f64 / n;
+        let dense_planes = (enc.size() * 4) as f64;
+        let mut packed = block.clone();
+        packed.pack(enc.num_planes());
+        packed.planes.shrink_to_fit();
+        let packed_row = packed.heap_bytes() as f64 / n;
+        let packed_planes = packed.packed.as_ref().map_or(0.0, |p| p.bytes_per_row() as f64);
+        // the packed block must unpack to the same rows
+        let mut again = packed.clone();
+        again.unpack();
+        anyhow::ensure!(again.planes == block.planes, "{name}: packed planes do not unpack to the originals");
+        println!(
+            "{:<16} {:>6} {:>14.0} {:>14.0} {:>7.1}x {:>12.0} {:>12.0}",
+            name,
+            enc.num_planes(),
+            dense_planes,
+            packed_planes,
+            dense_planes / packed_planes.max(1.0),
+            dense,
+            packed_row
+        );
+    }
+    println!("(row: planes plus every other column of the window's cache, 24 policy entries)");
+    Ok(())
 }
 
 /// Options of `vzero bench perft`.
@@ -101,6 +165,7 @@ pub fn run(b: BenchCommand) -> Result<()> {
     match b {
         BenchCommand::Perft(p) => perft(p),
         BenchCommand::Selfplay(s) => selfplay(s),
+        BenchCommand::Rows(r) => rows(r),
     }
 }
 
