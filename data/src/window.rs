@@ -431,18 +431,19 @@ impl ReplayWindow {
         }
         let share = self.external_share();
         // The self-play rows to draw from: the whole window, or (streaming) the chunks in the
-        // shuffle buffer, as (chunk index relative to `first`, prefix sums of their rows).
-        let (chunks, prefix): (Vec<usize>, Vec<usize>) = match self.stream {
-            Some(_) if w > 0 => {
-                let chunks = self.turn_buffer();
-                let mut prefix = vec![0];
-                for &k in &chunks {
-                    prefix.push(prefix[prefix.len() - 1] + self.index[self.first + k].rows);
-                }
-                (chunks, prefix)
-            }
-            _ => ((0..self.index.len() - self.first).collect(), self.prefix.clone()),
+        // shuffle buffer (chunk indices relative to `first`, with prefix sums of their rows).
+        let buffered = match self.stream {
+            Some(_) if w > 0 => Some(self.turn_buffer()),
+            _ => None,
         };
+        let buffered_prefix: Option<Vec<usize>> = buffered.as_ref().map(|chunks| {
+            let mut prefix = vec![0];
+            for &k in chunks {
+                prefix.push(prefix[prefix.len() - 1] + self.index[self.first + k].rows);
+            }
+            prefix
+        });
+        let prefix: &[usize] = buffered_prefix.as_deref().unwrap_or(&self.prefix);
         let rows = *prefix.last().unwrap_or(&0);
         // (pool, chunk, row): pool 0 is the self-play window (chunk counted from `first`),
         // pool 1 the external chunks.
@@ -456,7 +457,7 @@ impl ReplayWindow {
                 } else {
                     let r = self.rng.gen_range(0..rows);
                     let j = prefix.partition_point(|&p| p <= r) - 1;
-                    (0, chunks[j], r - prefix[j])
+                    (0, buffered.as_ref().map_or(j, |c| c[j]), r - prefix[j])
                 }
             })
             .collect();
