@@ -67,6 +67,24 @@ if ! ok; then
   touch "$stamp"
   echo "setup.sh: done in $(( $(date +%s) - t0 )) s" >&2
 fi
+# A local S3-compatible server for the object-storage tests (vzero/tests/s3_run.rs starts and
+# stops it on the loopback address): moto in server mode, pinned, in the Rust side's .venv. moto
+# 5.2.5 answers a second create-if-absent PUT (If-None-Match: *) with 412 Precondition Failed,
+# which the test checks. Its own stamp.
+MOTO_VERSION=5.2.5
+motostamp="$VENV/.setup-moto-$MOTO_VERSION"
+if [ ! -e "$motostamp" ]; then
+  exec 7>"$VENV.moto.lock"
+  if command -v flock >/dev/null; then flock 7; fi
+  if [ ! -e "$motostamp" ]; then
+    t0=$(date +%s)
+    echo "setup.sh: installing moto[server]==$MOTO_VERSION into $VENV (S3 test server) ..." >&2
+    "$VENV/bin/python" -m pip install --disable-pip-version-check --no-cache-dir -q "moto[server]==$MOTO_VERSION"
+    "$VENV/bin/moto_server" --help >/dev/null
+    touch "$motostamp"
+    echo "setup.sh: moto done in $(( $(date +%s) - t0 )) s" >&2
+  fi
+fi
 # Python with torch, for the TorchScript/ONNX export check (vzero/tests/export_cli.rs) and for
 # trying exported networks by hand: a separate venv, `.venv-py`, with the plain PyPI torch wheel
 # and its dependencies (~4.7 GB). The Rust side's .venv cannot serve: its torch is installed

@@ -261,7 +261,7 @@ pub fn run_gauntlet(run: &RunDir, variant: Variant, checkpoint: &Path, cfg: &Gau
         let earlier: Vec<&EloRow> = rows.iter().filter(|r| r.step < step || (r.step == step && r.generation < generation)).collect();
         for r in earlier.iter().rev().take(cfg.previous) {
             let path = run.checkpoints_dir().join(format!("{}.json", r.checkpoint));
-            if path.exists() {
+            if run.fetch_checkpoint(&path).is_ok() && path.exists() {
                 opponents.push(PlayerSpec::Net { path, sims: cfg.sims, gumbel: false, options: Default::default() });
             }
         }
@@ -286,6 +286,7 @@ pub fn run_gauntlet(run: &RunDir, variant: Variant, checkpoint: &Path, cfg: &Gau
     let mut all = if pgn_path.exists() { read_pgn_file(&pgn_path)? } else { Vec::new() };
     all.extend(new_games.iter().cloned());
     write_atomic(&pgn_path, pgn_text(&all, variant)?.as_bytes())?;
+    run.publish(&pgn_path)?;
 
     let anchor = cfg.anchor();
     let records: Vec<GameRecord> = all.iter().filter_map(GameRecord::from_pgn).collect();
@@ -295,6 +296,7 @@ pub fn run_gauntlet(run: &RunDir, variant: Variant, checkpoint: &Path, cfg: &Gau
         csv += &format!("{},{},{:.4},{:.1},{:.1}\n", r.player, r.games, r.score, r.elo, r.margin);
     }
     write_atomic(&dir.join("ratings.csv"), csv.as_bytes())?;
+    run.publish(&dir.join("ratings.csv"))?;
 
     rows.push(EloRow { checkpoint: stem.clone(), generation, step, minutes: elapsed_minutes, elo: 0.0, lo: 0.0, hi: 0.0 });
     rows.sort_by(|a, b| (a.step, a.generation).cmp(&(b.step, b.generation)));
@@ -313,8 +315,11 @@ pub fn run_gauntlet(run: &RunDir, variant: Variant, checkpoint: &Path, cfg: &Gau
         csv += &format!("{},{},{},{:.2},{:.1},{:.1},{:.1}\n", r.checkpoint, r.generation, r.step, r.minutes, r.elo, r.lo, r.hi);
     }
     write_atomic(&elo_path, csv.as_bytes())?;
+    run.publish(&elo_path)?;
     std::fs::create_dir_all(run.plots_dir()).with_context(|| format!("creating {}", run.plots_dir().display()))?;
-    write_atomic(&run.plots_dir().join("elo.svg"), elo_svg(&rows, &anchor).as_bytes())?;
+    let svg = run.plots_dir().join("elo.svg");
+    write_atomic(&svg, elo_svg(&rows, &anchor).as_bytes())?;
+    run.publish(&svg)?;
 
     let row = rows.iter().find(|r| r.checkpoint == stem).cloned().expect("row just added");
     Ok(GauntletSummary { player: my_name, row, results, games: new_games.len(), anchor, ratings })

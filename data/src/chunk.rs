@@ -28,6 +28,32 @@ pub(crate) fn tmp_path_for(path: &Path) -> PathBuf {
     dir.join(format!(".{name}.{}.{}-{n}.tmp", crate::rundir::hostname(), std::process::id()))
 }
 
+/// Makes the finished temporary file `tmp` durable and renames it to `path` (then makes the
+/// rename durable; a filesystem that refuses to fsync a directory is tolerated).
+fn commit_tmp(tmp: &Path, path: &Path) -> Result<()> {
+    let f = fs::File::open(tmp).map_err(io_err(tmp))?;
+    f.sync_all().map_err(io_err(tmp))?;
+    drop(f);
+    fs::rename(tmp, path).map_err(io_err(path))?;
+    if let Some(dir) = path.parent() {
+        let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
+        if let Ok(d) = fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
+    }
+    Ok(())
+}
+
+/// Writes `bytes` to `path` atomically (temporary file beside it, fsync, rename).
+pub(crate) fn write_file_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let tmp = tmp_path_for(path);
+    let res = fs::write(&tmp, bytes).map_err(io_err(&tmp)).and_then(|_| commit_tmp(&tmp, path));
+    if res.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    res
+}
+
 fn h5err(path: &Path) -> impl Fn(hdf5::Error) -> DataError + '_ {
     move |e| DataError::Corrupt { path: path.to_path_buf(), msg: e.to_string() }
 }
@@ -87,17 +113,7 @@ pub fn write_block(path: &Path, meta: &ChunkMeta, block: &RowBlock, games: &[Gam
     let tmp = tmp_path_for(path);
     let res = (|| -> Result<()> {
         write_h5(&tmp, meta, block, games)?;
-        let f = fs::File::open(&tmp).map_err(io_err(&tmp))?;
-        f.sync_all().map_err(io_err(&tmp))?;
-        drop(f);
-        fs::rename(&tmp, path).map_err(io_err(path))?;
-        if let Some(dir) = path.parent() {
-            let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
-            if let Ok(d) = fs::File::open(dir) {
-                let _ = d.sync_all();
-            }
-        }
-        Ok(())
+        commit_tmp(&tmp, path)
     })();
     if res.is_err() {
         let _ = fs::remove_file(&tmp);

@@ -17,6 +17,10 @@ pub enum DataError {
     Invalid { path: PathBuf, msg: String },
     #[error("invalid configuration: {0}")]
     Config(String),
+    /// Object storage: a malformed run URL, a server that cannot be reached or refuses, an
+    /// object published twice. The message names the URL or object.
+    #[error("object storage: {msg}")]
+    Store { msg: String },
 }
 
 pub type Result<T, E = DataError> = std::result::Result<T, E>;

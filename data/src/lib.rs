@@ -11,12 +11,14 @@ mod chunk;
 mod error;
 mod packed;
 pub mod pgn;
+pub mod remote;
 mod rundir;
 mod window;
 
 pub use chunk::{write_block, write_chunk, Chunk, ChunkExpect};
 pub use error::{DataError, Result};
 pub use packed::{PackedPlanes, PlaneKind};
+pub use remote::StorageOptions;
 pub use rundir::{checkpoint_name, parse_checkpoint_name, CheckpointEntry, RunDir};
 pub use window::{ExternalMix, ReplayWindow, Retention, WindowConfig};
 

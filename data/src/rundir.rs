@@ -8,13 +8,23 @@
 //! <run>/plots/                                loss curves
 //! <run>/metrics.csv                           training metrics
 //! ```
+//!
+//! A run may also live on object storage (`s3://bucket/prefix`, see [`crate::remote`]): the
+//! same layout as keys under the prefix, worked on through a local cache. [`RunDir`]'s paths
+//! then point into that cache, and its methods upload what is written ([`RunDir::write_chunk`],
+//! [`RunDir::publish`], [`RunDir::publish_new`]) and download what is read
+//! ([`RunDir::list_chunks`], [`RunDir::latest_checkpoint`], [`RunDir::fetch_checkpoint`]). On a
+//! local run those are plain file operations (the uploads are no-ops).
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::error::{io_err, Result};
+use crate::error::{io_err, DataError, Result};
+use crate::remote::{is_remote_spec, Remote, StorageOptions};
+use crate::{write_chunk, ChunkMeta, GameRecord, Row};
 
 /// A temporary file older than this is removed by [`RunDir::clean_tmp`] even if its writer
 /// may be alive on another host.
@@ -22,9 +32,12 @@ pub const TMP_MAX_AGE: Duration = Duration::from_secs(3600);
 
 static CHUNK_SEQ: AtomicU64 = AtomicU64::new(0);
 
+/// A run: the directory (or object-storage prefix) that self-play, training and the arena
+/// share. Cheap to clone.
 #[derive(Clone, Debug)]
 pub struct RunDir {
     root: PathBuf,
+    remote: Option<Arc<Remote>>,
 }
 
 /// A published checkpoint found in `checkpoints/`.
@@ -82,25 +95,77 @@ fn unix_ms() -> u128 {
 }
 
 impl RunDir {
-    /// Creates `path` and its sub-directories if needed.
+    /// Opens the run at `path`, a local directory (created with its sub-directories if
+    /// needed) or an `s3://bucket/prefix` URL (settings from the environment; see
+    /// [`RunDir::open_with`]).
     pub fn create_or_open(path: impl AsRef<Path>) -> Result<RunDir> {
-        let run = RunDir { root: path.as_ref().to_path_buf() };
+        RunDir::open_with(path, &StorageOptions::default())
+    }
+
+    /// [`RunDir::create_or_open`] with object-storage settings (endpoint, region, cache) that
+    /// take precedence over the environment's.
+    pub fn open_with(path: impl AsRef<Path>, opts: &StorageOptions) -> Result<RunDir> {
+        let path = path.as_ref();
+        let run = if is_remote_spec(path) {
+            let url = path.to_str().unwrap_or_default();
+            let remote = Remote::open(url, opts)?;
+            RunDir { root: remote.private_root().to_path_buf(), remote: Some(remote) }
+        } else {
+            RunDir { root: path.to_path_buf(), remote: None }
+        };
         for d in [run.root.clone(), run.data_dir(), run.checkpoints_dir(), run.plots_dir()] {
             fs::create_dir_all(&d).map_err(io_err(&d))?;
         }
         Ok(run)
     }
 
+    /// The local directory of the run (for an object-storage run: this process's working copy
+    /// of its small files; use [`RunDir::location`] to name the run).
     pub fn root(&self) -> &Path {
         &self.root
     }
 
+    /// The run as users name it: its directory, or its `s3://` URL.
+    pub fn location(&self) -> String {
+        match &self.remote {
+            Some(r) => r.url().to_string(),
+            None => self.root.display().to_string(),
+        }
+    }
+
+    /// True for a run on object storage.
+    pub fn is_remote(&self) -> bool {
+        self.remote.is_some()
+    }
+
+    /// How a file of the run is named to users: its path, or its URL on object storage.
+    pub fn describe(&self, local: &Path) -> String {
+        match self.remote.as_ref().and_then(|r| r.relative(local)) {
+            Some(rel) => format!("{}/{rel}", self.location()),
+            None => local.display().to_string(),
+        }
+    }
+
     pub fn data_dir(&self) -> PathBuf {
-        self.root.join("data")
+        match &self.remote {
+            Some(r) => r.local_dir("data"),
+            None => self.root.join("data"),
+        }
     }
 
     pub fn checkpoints_dir(&self) -> PathBuf {
-        self.root.join("checkpoints")
+        match &self.remote {
+            Some(r) => r.local_dir("checkpoints"),
+            None => self.root.join("checkpoints"),
+        }
+    }
+
+    /// Where retired chunks are archived (`[learn] retention = "archive"`).
+    pub fn archive_dir(&self) -> PathBuf {
+        match &self.remote {
+            Some(r) => r.local_dir("archive").join("data"),
+            None => self.root.join("archive").join("data"),
+        }
     }
 
     pub fn plots_dir(&self) -> PathBuf {
@@ -125,9 +190,118 @@ impl RunDir {
         }
     }
 
-    /// Finished chunks (`*.h5`, not hidden), oldest first (by name = creation time).
+    /// The variant of the run's stored config (`config.toml`), if it has one.
+    pub fn stored_variant(&self) -> Result<Option<String>> {
+        let stored = self.root.join("config.toml");
+        let text = match fs::read_to_string(&stored) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(DataError::Io { path: stored, source: e }),
+        };
+        let value: toml::Value = toml::from_str(&text).map_err(|e| DataError::Config(format!("{}: {}", self.describe(&stored), e.to_string().trim())))?;
+        Ok(value.get("variant").and_then(|v| v.as_str()).map(str::to_string))
+    }
+
+    /// Fails when the run's stored config is for another variant than `variant` (rows or
+    /// networks of another variant would be refused later anyway).
+    pub fn check_variant(&self, variant: &str) -> Result<()> {
+        match self.stored_variant()? {
+            Some(v) if v != variant => Err(DataError::Config(format!("run {} holds variant '{v}', not '{variant}'", self.location()))),
+            _ => Ok(()),
+        }
+    }
+
+    /// Writes one chunk ([`write_chunk`]) under a new name ([`RunDir::new_chunk_path`]) and
+    /// publishes it: renamed into `data/` on disk, or uploaded with a single create-only PUT on
+    /// object storage. Returns the local path.
+    pub fn write_chunk(&self, worker: &str, meta: &ChunkMeta, rows: &[Row], games: &[GameRecord]) -> Result<PathBuf> {
+        let path = self.new_chunk_path(worker);
+        write_chunk(&path, meta, rows, games)?;
+        if let Err(e) = self.publish_new(&path) {
+            let _ = fs::remove_file(&path);
+            return Err(e);
+        }
+        Ok(path)
+    }
+
+    /// Publishes a finished file of the run that never changes (chunk, checkpoint file): on
+    /// object storage, one PUT that fails if the object exists already. No-op on disk (files
+    /// there are published by their atomic rename).
+    pub fn publish_new(&self, local: &Path) -> Result<()> {
+        match &self.remote {
+            Some(r) => r.publish(local, true),
+            None => Ok(()),
+        }
+    }
+
+    /// Publishes the new content of a file of the run that changes (metrics, plots, config,
+    /// arena files): on object storage, one PUT replacing the object. No-op on disk.
+    pub fn publish(&self, local: &Path) -> Result<()> {
+        match &self.remote {
+            Some(r) => r.publish(local, false),
+            None => Ok(()),
+        }
+    }
+
+    /// Makes a listed checkpoint's files (metadata and weights) present locally: downloads them
+    /// into the cache on object storage. Fails naming the checkpoint if they do not exist.
+    pub fn fetch_checkpoint(&self, meta_json: &Path) -> Result<()> {
+        let Some(r) = &self.remote else { return Ok(()) };
+        for p in [meta_json.with_extension("safetensors"), meta_json.to_path_buf()] {
+            if !r.fetch(&p, false)? {
+                return Err(DataError::Store { msg: format!("{}: no such object", self.describe(&p)) });
+            }
+        }
+        Ok(())
+    }
+
+    /// Retires a chunk that left the window: moved to [`RunDir::archive_dir`] (`archive`) or
+    /// deleted. Returns false if it was gone already (another learner retired it).
+    pub fn retire_chunk(&self, path: &Path, archive: bool) -> Result<bool> {
+        let to = self.archive_dir().join(path.file_name().unwrap_or_default());
+        if archive {
+            fs::create_dir_all(self.archive_dir()).map_err(io_err(self.archive_dir()))?;
+        }
+        if let Some(r) = &self.remote {
+            if !r.fetch(path, false)? {
+                return Ok(false);
+            }
+            if archive {
+                fs::rename(path, &to).map_err(io_err(path))?;
+                match r.publish(&to, true) {
+                    Ok(()) => {}
+                    Err(DataError::Store { msg }) if msg.contains("already published") => {}
+                    Err(e) => return Err(e),
+                }
+            } else {
+                let _ = fs::remove_file(path);
+            }
+            r.delete(path)?;
+            return Ok(true);
+        }
+        let r = if archive { fs::rename(path, &to) } else { fs::remove_file(path) };
+        match r {
+            Ok(()) => Ok(true),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(false),
+            Err(err) => Err(DataError::Io { path: path.to_path_buf(), source: err }),
+        }
+    }
+
+    /// Finished chunks (`*.h5`, not hidden), oldest first (by name = creation time). On object
+    /// storage, the chunks not cached yet are downloaded first.
     pub fn list_chunks(&self) -> Result<Vec<PathBuf>> {
         let dir = self.data_dir();
+        if let Some(r) = &self.remote {
+            let mut out = Vec::new();
+            for name in r.list("data")?.into_iter().filter(|n| n.ends_with(".h5")) {
+                let p = dir.join(name);
+                // gone between the listing and the download: retired by the learner
+                if r.fetch(&p, false)? {
+                    out.push(p);
+                }
+            }
+            return Ok(out);
+        }
         let mut out = Vec::new();
         for e in fs::read_dir(&dir).map_err(io_err(&dir))? {
             let e = e.map_err(io_err(&dir))?;
@@ -185,9 +359,19 @@ impl RunDir {
     /// Published checkpoints (those whose metadata file exists and parses), oldest first by
     /// (step, generation). The model crate writes the weights first and the metadata last,
     /// both atomically, so a listed checkpoint is complete.
+    /// On object storage the entries' files are not downloaded ([`RunDir::fetch_checkpoint`]).
     pub fn list_checkpoints(&self) -> Result<Vec<CheckpointEntry>> {
         let dir = self.checkpoints_dir();
         let mut out = Vec::new();
+        if let Some(r) = &self.remote {
+            for name in r.list("checkpoints")? {
+                let Some(stem) = name.strip_suffix(".json") else { continue };
+                let Some((generation, step)) = parse_checkpoint_name(stem) else { continue };
+                out.push(CheckpointEntry { generation, step, path: dir.join(&name) });
+            }
+            out.sort_by_key(|c| (c.step, c.generation));
+            return Ok(out);
+        }
         let rd = match fs::read_dir(&dir) {
             Ok(rd) => rd,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
@@ -209,8 +393,13 @@ impl RunDir {
         Ok(self.latest_checkpoint_entry()?.map(|c| c.path))
     }
 
+    /// The newest checkpoint ([`RunDir::latest_checkpoint`]); on object storage its files are
+    /// downloaded.
     pub fn latest_checkpoint_entry(&self) -> Result<Option<CheckpointEntry>> {
         for c in self.list_checkpoints()?.into_iter().rev() {
+            if self.remote.is_some() && self.fetch_checkpoint(&c.path).is_err() {
+                continue;
+            }
             let ok = fs::read(&c.path)
                 .ok()
                 .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())

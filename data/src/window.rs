@@ -347,28 +347,17 @@ impl ReplayWindow {
             return Ok(0);
         }
         let old: Vec<Entry> = self.index.drain(..self.first).collect();
-        let data = self.run.data_dir();
-        let archive = self.run.root().join("archive").join("data");
-        if retention == Retention::Archive {
-            std::fs::create_dir_all(&archive).map_err(|e| DataError::Io { path: archive.clone(), source: e })?;
-        }
         let mut done = 0;
         for e in &old {
-            let r = match retention {
-                Retention::Archive => std::fs::rename(&e.path, archive.join(e.path.file_name().unwrap_or_default())),
-                _ => std::fs::remove_file(&e.path),
-            };
-            match r {
-                Ok(()) => done += 1,
-                Err(err) if err.kind() == std::io::ErrorKind::NotFound => {} // another learner retired it
-                Err(err) => return Err(DataError::Io { path: e.path.clone(), source: err }),
+            if self.run.retire_chunk(&e.path, retention == Retention::Archive)? {
+                done += 1;
             }
             self.total -= e.rows;
             self.retired += e.rows;
         }
-        let file = data.join(RETIRED_FILE);
-        let tmp = data.join(format!(".{RETIRED_FILE}.{}.tmp", std::process::id()));
-        std::fs::write(&tmp, self.retired.to_string()).and_then(|_| std::fs::rename(&tmp, &file)).map_err(|e| DataError::Io { path: file.clone(), source: e })?;
+        let file = self.run.data_dir().join(RETIRED_FILE);
+        crate::chunk::write_file_atomic(&file, self.retired.to_string().as_bytes())?;
+        self.run.publish(&file)?;
         self.recompute();
         Ok(done)
     }

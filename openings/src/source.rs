@@ -192,7 +192,7 @@ pub enum Input {
 impl Input {
     /// A directory is a run directory; anything else is read as PGN.
     pub fn detect(path: &Path) -> Input {
-        if path.is_dir() {
+        if path.is_dir() || vzero_data::remote::is_remote_spec(path) {
             Input::RunDir(path.to_path_buf())
         } else {
             Input::Pgn(path.to_path_buf())
@@ -206,12 +206,12 @@ pub fn for_each_game(inputs: &[Input], mut f: impl FnMut(std::result::Result<Raw
     for input in inputs {
         match input {
             Input::RunDir(dir) => {
-                if !dir.join("data").is_dir() {
+                if !vzero_data::remote::is_remote_spec(dir) && !dir.join("data").is_dir() {
                     bail!("{}: not a run directory (no data/ folder)", dir.display());
                 }
                 let run = vzero_data::RunDir::create_or_open(dir).with_context(|| format!("opening run directory {}", dir.display()))?;
                 for chunk in run.list_chunks()? {
-                    let name = chunk.display().to_string();
+                    let name = run.describe(&chunk);
                     let games = vzero_data::Chunk::open(&chunk).and_then(|c| c.games());
                     let games = match games {
                         Ok(g) => g,

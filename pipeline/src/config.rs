@@ -70,6 +70,15 @@ pub struct RunConfig {
     /// Gauntlet of new checkpoints against baselines (off when absent).
     #[serde(default, skip_serializing_if = "gauntlet_off")]
     pub gauntlet: GauntletConfig,
+    /// Object storage for `s3://` runs: endpoint, region, plain HTTP, cache directory
+    /// (credentials come from the environment only). Each field left out falls back to the
+    /// environment (`AWS_ENDPOINT`, `AWS_REGION`, `AWS_ALLOW_HTTP`, `VZERO_CACHE`).
+    #[serde(default, skip_serializing_if = "storage_unset")]
+    pub storage: vzero_data::StorageOptions,
+}
+
+fn storage_unset(s: &vzero_data::StorageOptions) -> bool {
+    *s == vzero_data::StorageOptions::default()
 }
 
 fn gauntlet_off(g: &GauntletConfig) -> bool {

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use vzero_arena::gauntlet::{read_elo_csv, GauntletSummary};
 use vzero_arena::run_gauntlet;
 use vzero_data::RunDir;
@@ -96,10 +96,12 @@ impl Session {
     /// A variant that differs from the config's or the stored run's is an error. The overrides
     /// are applied, the config validated and stored (atomically) as the run's `config.toml`.
     pub fn open(run: &Path, choice: &ConfigChoice) -> Result<Session> {
-        let run = RunDir::create_or_open(run)?;
+        let from_file = choice.file.as_deref().map(RunConfig::load).transpose()?;
+        let storage = from_file.as_ref().map(|c| c.storage.clone()).unwrap_or_default();
+        let run = RunDir::open_with(run, &storage).with_context(|| format!("opening run {}", run.display()))?;
         let stored = run.root().join("config.toml");
-        let mut cfg = if let Some(path) = &choice.file {
-            RunConfig::load(path)?
+        let mut cfg = if let Some(cfg) = from_file {
+            cfg
         } else if stored.exists() {
             RunConfig::load(&stored)?
         } else {
@@ -110,12 +112,7 @@ impl Session {
                 bail!("--variant {v} does not match the config's variant '{}'", cfg.variant);
             }
         }
-        if stored.exists() {
-            let old = RunConfig::load(&stored)?;
-            if old.variant != cfg.variant {
-                bail!("run {} holds variant '{}', not '{}'", run.root().display(), old.variant, cfg.variant);
-            }
-        }
+        run.check_variant(&cfg.variant)?;
         if let Some(d) = &choice.device {
             cfg.device = d.clone();
         }
@@ -124,6 +121,7 @@ impl Session {
         }
         cfg.validate()?;
         vzero_model::checkpoint::write_atomic(&stored, cfg.to_toml()?.as_bytes())?;
+        run.publish(&stored)?;
         let variant = Variant::load(&cfg.variant)?;
         Ok(Session { run, cfg, variant })
     }
@@ -285,7 +283,7 @@ impl Session {
     /// until the time or game limit (or forever).
     pub fn selfplay(&self, limits: &Limits, on: &mut dyn FnMut(Event<'_>)) -> Result<SelfplaySummary> {
         if self.run.latest_checkpoint()?.is_none() {
-            on(Event::Note(&format!("no checkpoint in {} yet: waiting for `vzero learn` to publish one", self.run.checkpoints_dir().display())));
+            on(Event::Note(&format!("no checkpoint in {} yet: waiting for `vzero learn` to publish one", self.run.location())));
         }
         let start = Instant::now();
         let stop = Arc::new(AtomicBool::new(false));

@@ -10,7 +10,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use anyhow::{Context, Result};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use vzero_data::{write_chunk, ChunkMeta, GameRecord, RunDir, Row};
+use vzero_data::{ChunkMeta, GameRecord, RunDir, Row};
 use vzero_encoding::ENCODING_VERSION;
 use vzero_mcts::{gather_batch, FalseResignStats, Leaf, LeafValue, ResignTracker, Search, SearchConfig, VariantGame};
 use vzero_model::{leaf_value, Device, NetEvaluator};
@@ -134,7 +134,15 @@ impl Worker {
             return Ok(());
         }
         self.last_poll = Instant::now();
-        let Some(latest) = self.ctx.run.latest_checkpoint()? else { return Ok(()) };
+        let latest = match self.ctx.run.latest_checkpoint() {
+            Ok(Some(p)) => p,
+            Ok(None) => return Ok(()),
+            // e.g. object storage unreachable for a while: play on with the current network
+            Err(e) => {
+                eprintln!("warning: looking for a new checkpoint in {}: {e}", self.ctx.run.location());
+                return Ok(());
+            }
+        };
         if latest != self.net_path {
             // Write what the old network played before switching, so each chunk has one network.
             self.flush()?;
@@ -164,8 +172,8 @@ impl Worker {
             short_term_horizons: self.ctx.config.short_term_horizons.clone(),
             source: vzero_data::Source::SelfPlay,
         };
-        let path = self.ctx.run.new_chunk_path(&self.ctx.name);
-        write_chunk(&path, &meta, &self.rows, &self.games).with_context(|| format!("writing {}", path.display()))?;
+        let run = &self.ctx.run;
+        run.write_chunk(&self.ctx.name, &meta, &self.rows, &self.games).with_context(|| format!("writing a chunk into {}", run.location()))?;
         self.ctx.stats.rows.fetch_add(self.rows.len() as u64, Ordering::Relaxed);
         self.ctx.stats.chunks.fetch_add(1, Ordering::Relaxed);
         self.rows.clear();

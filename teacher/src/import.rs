@@ -5,11 +5,11 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
-use vzero_data::{write_chunk, RunDir, Row, Source};
+use vzero_data::{RunDir, Row, Source};
 use vzero_openings::{for_each_game, replay, Input, ReplayedGame, Skipped};
 use vzero_rules::{Color, Game, Variant};
 
-use crate::jobs::{check_run_variant, done_batches, fnv1a, worker_name};
+use crate::jobs::{done_batches, fnv1a, worker_name};
 use crate::rows::RowMaker;
 
 /// How to import.
@@ -63,7 +63,7 @@ pub struct ImportSummary {
 /// second time.
 pub fn import_games(run: &RunDir, variant: Variant, files: &[PathBuf], opts: &ImportOptions) -> Result<ImportSummary> {
     let start = Instant::now();
-    check_run_variant(run, variant.name())?;
+    run.check_variant(variant.name())?;
     if opts.rows_per_chunk == 0 {
         bail!("rows per chunk must be at least 1");
     }
@@ -96,9 +96,8 @@ pub fn import_games(run: &RunDir, variant: Variant, files: &[PathBuf], opts: &Im
                 return Ok(());
             }
             let worker = worker_name("import", id, batch);
-            let path = run.new_chunk_path(&worker);
             let meta = maker.meta(Source::Import, &worker, &format!("import:{name}"));
-            write_chunk(&path, &meta, &rows, &[]).with_context(|| format!("writing {}", path.display()))?;
+            run.write_chunk(&worker, &meta, &rows, &[]).with_context(|| format!("writing a chunk into {}", run.location()))?;
             summary.rows += rows.len();
             summary.chunks += 1;
             written += 1;

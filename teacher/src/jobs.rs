@@ -41,20 +41,6 @@ pub(crate) fn done_batches(run: &RunDir, kind: &str, id: u64) -> Result<HashSet<
     Ok(done)
 }
 
-/// Fails when the run directory's stored config (if any) is for another variant: imported or
-/// labelled rows of another variant would be refused by the learner later anyway.
-pub(crate) fn check_run_variant(run: &RunDir, variant: &str) -> Result<()> {
-    let stored = run.root().join("config.toml");
-    let Ok(text) = std::fs::read_to_string(&stored) else { return Ok(()) };
-    let value: toml::Value = toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", stored.display()))?;
-    if let Some(v) = value.get("variant").and_then(|v| v.as_str()) {
-        if v != variant {
-            anyhow::bail!("run {} holds variant '{v}', not '{variant}'", run.root().display());
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

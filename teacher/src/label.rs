@@ -9,10 +9,10 @@ use std::time::Instant;
 use anyhow::{anyhow, bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use vzero_arena::{Player, PlayerSpec};
-use vzero_data::{write_chunk, RunDir, Row, Source};
+use vzero_data::{RunDir, Row, Source};
 use vzero_rules::Variant;
 
-use crate::jobs::{check_run_variant, done_batches, fnv1a, worker_name};
+use crate::jobs::{done_batches, fnv1a, worker_name};
 use crate::positions::LabelPosition;
 use crate::rows::RowMaker;
 use crate::wdl::score_to_wdl;
@@ -81,7 +81,7 @@ impl LabelSummary {
 /// resumes where it stopped without duplicates.
 pub fn label_positions(run: &RunDir, variant: Variant, positions: &[LabelPosition], opts: &LabelOptions) -> Result<LabelSummary> {
     let start = Instant::now();
-    check_run_variant(run, variant.name())?;
+    run.check_variant(variant.name())?;
     let spec = PlayerSpec::parse(&opts.teacher).with_context(|| format!("teacher '{}'", opts.teacher))?;
     if opts.concurrency == 0 || opts.rows_per_chunk == 0 {
         bail!("concurrency and rows per chunk must be at least 1");
@@ -138,9 +138,8 @@ pub fn label_positions(run: &RunDir, variant: Variant, positions: &[LabelPositio
                             pb.inc(1);
                         }
                         let worker = worker_name("label", id, b);
-                        let path = run.new_chunk_path(&worker);
                         let meta = maker.meta(Source::Label, &worker, &opts.teacher);
-                        write_chunk(&path, &meta, &rows, &[]).with_context(|| format!("writing {}", path.display()))?;
+                        run.write_chunk(&worker, &meta, &rows, &[]).with_context(|| format!("writing a chunk into {}", run.location()))?;
                         let mut s = summary.lock().unwrap_or_else(|e| e.into_inner());
                         s.labelled += rows.len();
                         s.chunks += 1;

@@ -153,19 +153,23 @@ impl Learner {
         vzero_model::set_threads(cfg.threads);
         let removed = run.clean_tmp()?;
         if removed > 0 {
-            eprintln!("removed {removed} leftover temporary file(s) in {}", run.root().display());
+            eprintln!("removed {removed} leftover temporary file(s) in {}", run.location());
         }
         let name = variant.name().to_string();
         let mut resumed = None;
         for entry in run.list_checkpoints()?.into_iter().rev() {
             let expected = Expected { net: Some(net), ..vzero_model::expected(variant) };
+            if let Err(e) = run.fetch_checkpoint(&entry.path) {
+                eprintln!("warning: skipping checkpoint {}: {e}", entry.name());
+                continue;
+            }
             match checkpoint::load(&entry.path, &expected, device) {
                 Ok((model, meta)) => {
                     resumed = Some((model, meta, entry));
                     break;
                 }
                 Err(e @ (ModelError::Mismatch { .. } | ModelError::WeightsMismatch { .. })) => {
-                    return Err(e).with_context(|| format!("cannot resume run {}", run.root().display()))
+                    return Err(e).with_context(|| format!("cannot resume run {}", run.location()))
                 }
                 Err(e) => eprintln!("warning: skipping unreadable checkpoint: {e}"),
             }
@@ -210,6 +214,7 @@ impl Learner {
         if history.iter().any(|r| r.step > step) {
             history.retain(|r| r.step <= step);
             rewrite_metrics(&run.metrics_csv(), &history, &aux_columns)?;
+            run.publish(&run.metrics_csv())?;
         }
         if !history.is_empty() && !metrics_has_external(&run.metrics_csv()) && aux_columns.iter().any(|c| EXTERNAL_COLUMNS.contains(c)) {
             // external rows arrived in a run whose metrics.csv has no columns for them yet
@@ -217,6 +222,7 @@ impl Learner {
                 r.aux_losses.extend(EXTERNAL_COLUMNS.map(|c| (c, 0.0)));
             }
             rewrite_metrics(&run.metrics_csv(), &history, &aux_columns)?;
+            run.publish(&run.metrics_csv())?;
         }
         let mut l = Learner {
             run: run.clone(),
@@ -315,8 +321,13 @@ impl Learner {
         let mut info = vzero_model::checkpoint_info(self.rules_variant, self.step, self.samples_seen, parent);
         let knowledge = self.cfg.knowledge.at(self.step);
         info.knowledge = knowledge.is_active().then_some(knowledge);
-        checkpoint::save(&self.model, &self.run.checkpoints_dir().join(&name), &info)
-            .with_context(|| format!("publishing checkpoint {name}"))?;
+        let stem = self.run.checkpoints_dir().join(&name);
+        checkpoint::save(&self.model, &stem, &info).with_context(|| format!("publishing checkpoint {name}"))?;
+        // On object storage: the weights first, the metadata (which makes it a checkpoint) last;
+        // each is created once, so two learners on one run cannot both publish a generation.
+        for ext in ["safetensors", "json"] {
+            self.run.publish_new(&stem.with_extension(ext)).with_context(|| format!("publishing checkpoint {name}"))?;
+        }
         self.generation = generation;
         self.network = name.clone();
         self.published_step = self.step;
@@ -431,6 +442,7 @@ impl Learner {
                         .collect(),
                 };
                 append_metrics(&self.run.metrics_csv(), &row)?;
+                self.run.publish(&self.run.metrics_csv())?;
                 self.history.push(row);
                 acc = [0.0; 8];
                 acc_n = 0;
@@ -511,7 +523,7 @@ impl Learner {
         let name = self.publish_checkpoint(parent)?;
         if !self.history.is_empty() {
             let plot = self.run.plots_dir().join("losses.svg");
-            if let Err(e) = draw_plot(&plot, &self.history) {
+            if let Err(e) = draw_plot(&plot, &self.history).and_then(|_| Ok(self.run.publish(&plot)?)) {
                 eprintln!("warning: could not draw {}: {e:#}", plot.display());
             }
         }

@@ -63,7 +63,7 @@ impl GameArgs {
         self.from
             .iter()
             .map(|p| {
-                if !p.exists() {
+                if !p.exists() && !vzero_data::remote::is_remote_spec(p) {
                     bail!("--from {}: no such file or directory", p.display());
                 }
                 Ok(Input::detect(p))

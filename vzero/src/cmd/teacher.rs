@@ -111,7 +111,7 @@ pub fn import(a: ImportArgs) -> Result<()> {
         s.seconds
     );
     println!("policy target: {}", if a.label_smoothing > 0.0 { format!("move played, smoothed by {}", a.label_smoothing) } else { "move played (one-hot)".into() });
-    println!("data: {}", run.data_dir().display());
+    println!("data: {}", run.describe(&run.data_dir()));
     Ok(())
 }
 
@@ -175,6 +175,6 @@ pub fn label(a: LabelArgs) -> Result<()> {
         }
     }
     println!("values: p(win) = 1 / (1 + exp(-cp / {})), mates 1 or 0; job {:016x}", a.cp_scale, s.job_id);
-    println!("data: {}", run.data_dir().display());
+    println!("data: {}", run.describe(&run.data_dir()));
     Ok(())
 }

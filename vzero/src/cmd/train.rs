@@ -79,11 +79,11 @@ fn bar(quiet: bool) -> ProgressBar {
 }
 
 fn print_paths(run: &RunDir) {
-    println!("run directory  {}", run.root().display());
-    println!("  checkpoints  {}", run.checkpoints_dir().display());
-    println!("  data         {}", run.data_dir().display());
-    println!("  metrics      {}", run.metrics_csv().display());
-    println!("  plots        {}", run.plots_dir().display());
+    println!("run directory  {}", run.location());
+    println!("  checkpoints  {}", run.describe(&run.checkpoints_dir()));
+    println!("  data         {}", run.describe(&run.data_dir()));
+    println!("  metrics      {}", run.describe(&run.metrics_csv()));
+    println!("  plots        {}", run.describe(&run.plots_dir()));
 }
 
 /// `vzero train`: self-play and training together.
@@ -107,7 +107,8 @@ pub fn train(a: RunArgs) -> Result<()> {
     }
     print_paths(session.run());
     if t.elo_csv.exists() {
-        println!("  elo          {} ({})", t.elo_csv.display(), session.run().plots_dir().join("elo.svg").display());
+        let run = session.run();
+        println!("  elo          {} ({})", run.describe(&t.elo_csv), run.describe(&run.plots_dir().join("elo.svg")));
     }
     Ok(())
 }
@@ -132,16 +133,16 @@ fn mtime(p: &std::path::Path) -> Option<std::time::SystemTime> {
 
 /// `vzero gauntlet`: one gauntlet by hand.
 pub fn gauntlet(a: GauntletArgs) -> Result<()> {
-    if !a.run.is_dir() {
+    if !vzero_data::remote::is_remote_spec(&a.run) && !a.run.is_dir() {
         bail!("run directory {} does not exist", a.run.display());
     }
     let run = RunDir::create_or_open(&a.run)?;
     let stored = run.root().join("config.toml");
-    let cfg = RunConfig::load(&stored).with_context(|| format!("{} is not a vzero run (no config.toml)", run.root().display()))?;
+    let cfg = RunConfig::load(&stored).with_context(|| format!("{} is not a vzero run (no config.toml)", run.location()))?;
     let variant = Variant::load(&cfg.variant)?;
     let ckpt = match a.checkpoint {
         Some(p) => p,
-        None => run.latest_checkpoint()?.with_context(|| format!("no checkpoint in {}", run.checkpoints_dir().display()))?,
+        None => run.latest_checkpoint()?.with_context(|| format!("no checkpoint in {}", run.location()))?,
     };
     let minutes = a.minutes.unwrap_or_else(|| {
         let first = run.list_checkpoints().ok().and_then(|c| c.first().map(|c| c.path.clone()));
@@ -155,9 +156,9 @@ pub fn gauntlet(a: GauntletArgs) -> Result<()> {
     println!("{}", g.line());
     print!("{}", vzero_arena::format_table(&g.ratings));
     let dir = vzero_arena::gauntlet::arena_dir(&run);
-    println!("games    {}", dir.join("games.pgn").display());
-    println!("ratings  {}", dir.join("ratings.csv").display());
-    println!("elo      {} ({})", dir.join("elo.csv").display(), run.plots_dir().join("elo.svg").display());
+    println!("games    {}", run.describe(&dir.join("games.pgn")));
+    println!("ratings  {}", run.describe(&dir.join("ratings.csv")));
+    println!("elo      {} ({})", run.describe(&dir.join("elo.csv")), run.describe(&run.plots_dir().join("elo.svg")));
     Ok(())
 }
 

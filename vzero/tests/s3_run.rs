@@ -1,0 +1,212 @@
+//! A run on object storage, against a real S3-compatible server (moto in server mode, from the
+//! project's `.venv`; `scripts/setup.sh` installs it) that this test starts on the loopback
+//! address and stops. Two `vzero selfplay` processes and a `vzero learn` share one `s3://` run,
+//! each with its own local cache (as on separate machines); processes killed at arbitrary
+//! moments leave no partial object; `vzero train` resumes the run; `vzero openings` and
+//! `vzero gauntlet` read it; a checkpoint is published at most once.
+
+mod common;
+
+use std::collections::HashSet;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use vzero_data::{Chunk, RunDir, StorageOptions};
+
+const BUCKET: &str = "vzero-test";
+
+/// The moto server, killed when dropped.
+struct Moto {
+    child: Child,
+    endpoint: String,
+}
+
+impl Drop for Moto {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn http(port: u16, request: &str) -> std::io::Result<String> {
+    let mut s = TcpStream::connect(("127.0.0.1", port))?;
+    s.set_read_timeout(Some(Duration::from_secs(10)))?;
+    s.write_all(request.as_bytes())?;
+    let mut out = String::new();
+    s.read_to_string(&mut out)?;
+    Ok(out)
+}
+
+fn start_moto(dir: &Path) -> Moto {
+    let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv/bin/moto_server");
+    assert!(bin.exists(), "{} is missing: run scripts/setup.sh (scripts/test.sh does)", bin.display());
+    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let log = std::fs::File::create(dir.join("moto.log")).unwrap();
+    let child = Command::new(&bin)
+        .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+        .stdout(log.try_clone().unwrap())
+        .stderr(log)
+        .spawn()
+        .unwrap_or_else(|e| panic!("starting {}: {e}", bin.display()));
+    let moto = Moto { child, endpoint: format!("http://127.0.0.1:{port}") };
+    let t = Instant::now();
+    loop {
+        if http(port, "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").is_ok_and(|r| r.starts_with("HTTP/1.1 200")) {
+            break;
+        }
+        assert!(t.elapsed() < Duration::from_secs(60), "moto did not answer within 60 s (see {})", dir.join("moto.log").display());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let r = http(port, &format!("PUT /{BUCKET} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")).unwrap();
+    assert!(r.starts_with("HTTP/1.1 200"), "creating the bucket: {r}");
+    moto
+}
+
+/// A `vzero` command with the object-storage environment and its own cache directory.
+fn cmd(moto: &Moto, cache: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new(common::BIN);
+    c.args(args)
+        .env("AWS_ENDPOINT", &moto.endpoint)
+        .env("AWS_ALLOW_HTTP", "true")
+        .env("AWS_ACCESS_KEY_ID", "test")
+        .env("AWS_SECRET_ACCESS_KEY", "test")
+        .env("AWS_REGION", "us-east-1")
+        .env("VZERO_CACHE", cache);
+    c
+}
+
+fn ok(o: Output, what: &str) -> String {
+    let (out, err) = (String::from_utf8_lossy(&o.stdout).to_string(), String::from_utf8_lossy(&o.stderr).to_string());
+    assert!(o.status.success(), "{what} failed ({:?}):\n{out}\n{err}", o.status);
+    out
+}
+
+/// The test process's view of the run, through a cache of its own.
+fn open(moto: &Moto, cache: &Path, url: &str) -> RunDir {
+    let opts = StorageOptions { endpoint: Some(moto.endpoint.clone()), region: Some("us-east-1".into()), allow_http: Some(true), cache_dir: Some(cache.to_path_buf()) };
+    std::env::set_var("AWS_ACCESS_KEY_ID", "test");
+    std::env::set_var("AWS_SECRET_ACCESS_KEY", "test");
+    RunDir::open_with(url, &opts).unwrap()
+}
+
+/// Every listed chunk opens and holds whole games; every listed checkpoint's files are there
+/// and complete. Returns (chunks, games, workers).
+fn check_run(run: &RunDir) -> (usize, usize, HashSet<String>) {
+    let chunks = run.list_chunks().unwrap();
+    let mut games = 0;
+    let mut workers = HashSet::new();
+    for p in &chunks {
+        let c = Chunk::open(p).unwrap_or_else(|e| panic!("a listed chunk is unreadable: {e}"));
+        let recs = c.games().unwrap();
+        assert_eq!(c.read_all().unwrap().len(), recs.iter().map(|g| g.moves.len()).sum::<usize>());
+        games += recs.len();
+        workers.insert(c.meta.worker.clone());
+    }
+    for e in run.list_checkpoints().unwrap() {
+        run.fetch_checkpoint(&e.path).unwrap_or_else(|err| panic!("listed checkpoint {} incomplete: {err}", e.name()));
+        vzero_model::checkpoint::read_meta(&e.path).unwrap_or_else(|err| panic!("{err}"));
+    }
+    (chunks.len(), games, workers)
+}
+
+#[test]
+fn two_selfplay_processes_and_a_learner_share_an_s3_run() {
+    let dir: PathBuf = std::env::temp_dir().join(format!("vzero-s3-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let moto = start_moto(&dir);
+    let cfg = dir.join("tiny.toml");
+    // (a small gauntlet for step 5, never run on its own schedule; metrics every 3 steps so
+    // that the 9-step learner writes some)
+    let text = common::tiny_config("", "[gauntlet]\nevery = 1000\ngames = 2\nsims = 4\nopponents = [\"random\"]\nmax_plies = 40").replace("threads = 1\n", "threads = 1\nlog_every = 3\n");
+    assert!(text.contains("log_every = 3"));
+    std::fs::write(&cfg, text).unwrap();
+    let cfg = cfg.to_str().unwrap();
+    let url = format!("s3://{BUCKET}/runs/tiny");
+    let cache = |name: &str| dir.join(format!("cache-{name}"));
+
+    // Create-if-absent answers with a precondition failure, which the run reports as a second
+    // publication; the object keeps its first content.
+    let probe = open(&moto, &cache("probe"), &format!("s3://{BUCKET}/probe"));
+    let f = probe.checkpoints_dir().join("gen-000000-step-000000000.json");
+    std::fs::write(f.with_extension("safetensors"), b"weights").unwrap();
+    probe.publish_new(&f.with_extension("safetensors")).unwrap();
+    std::fs::write(&f, b"{\"step\":1}").unwrap();
+    probe.publish_new(&f).unwrap();
+    std::fs::write(&f, b"{\"step\":2}").unwrap();
+    let e = probe.publish_new(&f).unwrap_err().to_string();
+    assert!(e.contains("already published") && e.contains("probe/checkpoints/gen-000000-step-000000000.json"), "{e}");
+    let again = open(&moto, &cache("probe2"), &format!("s3://{BUCKET}/probe"));
+    let entry = again.latest_checkpoint_entry().unwrap().unwrap();
+    assert_eq!(std::fs::read(&entry.path).unwrap(), b"{\"step\":1}");
+
+    // 1. Two self-play processes and one learner, each with its own cache (separate machines).
+    let spawn_selfplay = |name: &str| {
+        cmd(&moto, &cache(name), &["selfplay", "--config", cfg, "--run", &url, "--games", "6", "--quiet"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let a = spawn_selfplay("a");
+    let b = spawn_selfplay("b");
+    let (pa, pb) = (a.id(), b.id());
+    ok(cmd(&moto, &cache("learn"), &["learn", "--config", cfg, "--run", &url, "--steps", "9", "--minutes", "4", "--quiet"]).output().unwrap(), "vzero learn");
+    ok(a.wait_with_output().unwrap(), "selfplay a");
+    ok(b.wait_with_output().unwrap(), "selfplay b");
+
+    let run = open(&moto, &cache("check"), &url);
+    let (chunks, games, workers) = check_run(&run);
+    assert!(games >= 12, "{games} games in {chunks} chunks");
+    for pid in [pa, pb] {
+        assert!(workers.iter().any(|w| w.starts_with(&format!("p{pid}w"))), "no chunk of self-play process {pid}: {workers:?}");
+    }
+    let newest = run.latest_checkpoint_entry().unwrap().unwrap();
+    assert!(newest.generation >= 1, "{newest:?}");
+    let metrics = std::fs::read_to_string(run.metrics_csv()).unwrap();
+    assert!(metrics.lines().count() >= 2, "metrics.csv on the store: {metrics}");
+    assert!(run.root().join("config.toml").exists(), "the stored config is on the store");
+
+    // 2. Processes killed at arbitrary moments leave no partial object behind.
+    for (k, wait_ms) in [1500u64, 3500, 6000].into_iter().enumerate() {
+        let mut c = cmd(&moto, &cache(&format!("kill{k}")), &["train", "--run", &url, "--minutes", "2", "--quiet"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(wait_ms));
+        c.kill().unwrap();
+        c.wait().unwrap();
+        check_run(&open(&moto, &cache(&format!("check-kill{k}")), &url));
+    }
+
+    // 3. Resume: training goes on from the newest checkpoint, metrics steps go forward.
+    let before = open(&moto, &cache("before"), &url).latest_checkpoint_entry().unwrap().unwrap();
+    let out = ok(cmd(&moto, &cache("resume"), &["train", "--run", &url, "--games", "4", "--quiet"]).output().unwrap(), "vzero train (resume)");
+    assert!(out.contains(&url), "the run is named by its URL: {out}");
+    let run = open(&moto, &cache("after"), &url);
+    let after = run.latest_checkpoint_entry().unwrap().unwrap();
+    assert!(after.step >= before.step && after.generation >= before.generation, "{before:?} -> {after:?}");
+    let steps: Vec<u64> = std::fs::read_to_string(run.metrics_csv()).unwrap().lines().skip(1).filter_map(|l| l.split(',').next()?.parse().ok()).collect();
+    assert!(steps.windows(2).all(|w| w[0] <= w[1]), "metrics steps go forward: {steps:?}");
+    let (_, games, _) = check_run(&run);
+
+    // 4. The opening statistics read the same run: every game.
+    let out = ok(cmd(&moto, &cache("openings"), &["openings", "--variant", "empire", "--from", &url, "--plies", "2", "--format", "json", "--no-progress"]).output().unwrap(), "vzero openings");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    let counted = v["games"].as_u64().unwrap_or_else(|| panic!("no games count: {out}"));
+    assert_eq!(counted as usize, games, "{out}");
+
+    // 5. A gauntlet by hand on the run: its files are published to the store.
+    let out = ok(cmd(&moto, &cache("gauntlet"), &["gauntlet", "--run", &url]).output().unwrap(), "vzero gauntlet");
+    assert!(out.contains(&format!("{url}/arena/elo.csv")), "{out}");
+    let run = open(&moto, &cache("final"), &url);
+    let elo = std::fs::read_to_string(run.root().join("arena/elo.csv")).unwrap();
+    assert!(elo.lines().count() >= 2, "{elo}");
+    assert!(run.root().join("plots/elo.svg").exists());
+    drop(moto);
+    let _ = std::fs::remove_dir_all(&dir);
+}
