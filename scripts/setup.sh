@@ -70,10 +70,11 @@ fi
 # A local S3-compatible server for the object-storage tests (vzero/tests/s3_run.rs starts and
 # stops it on the loopback address): moto in server mode, pinned, in the Rust side's .venv. moto
 # 5.2.5 answers a second create-if-absent PUT (If-None-Match: *) with 412 Precondition Failed,
-# which the test checks. Its own stamp.
+# which the test checks. Its own stamp. VZERO_SKIP_S3=1 skips it (scripts/train.sh does: training
+# does not need it; scripts/test.sh installs it).
 MOTO_VERSION=5.2.5
 motostamp="$VENV/.setup-moto-$MOTO_VERSION"
-if [ ! -e "$motostamp" ]; then
+if [ "${VZERO_SKIP_S3:-0}" != 1 ] && [ ! -e "$motostamp" ]; then
   exec 7>"$VENV.moto.lock"
   if command -v flock >/dev/null; then flock 7; fi
   if [ ! -e "$motostamp" ]; then

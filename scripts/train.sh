@@ -11,6 +11,8 @@ if ! command -v cargo >/dev/null; then
   echo "error: cargo not found; install Rust (https://rustup.rs) first" >&2
   exit 1
 fi
-bash scripts/setup.sh
+# Training needs only the Rust side's LibTorch: skip the test-only installs (Python torch for the
+# export check, ~4.7 GB; the S3 test server). scripts/test.sh installs them.
+VZERO_SKIP_PYTHON=1 VZERO_SKIP_S3=1 bash scripts/setup.sh
 cargo build --release --locked -p vzero
 ./target/release/vzero train --variant empire --run "$run" --minutes "$minutes" "$@"

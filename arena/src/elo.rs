@@ -5,6 +5,9 @@
 //!   variance is the **pentanomial** one (per game pair: 0, ½, 1, 1½, 2 points) when every game
 //!   belongs to a complete colour-swapped pair, otherwise the **trinomial** one (per game: W/D/L).
 //!   Pairs played from one opening are correlated; the pentanomial variance accounts for that.
+//!   When every unit scored the same (a clean sweep, all draws) the sample variance is 0 and the
+//!   normal interval would be a point: the Wilson interval with the Bernoulli variance is used
+//!   instead, so 100 won games still give a finite lower bound.
 //! * SPRT: the generalized SPRT (GSPRT) with the normal approximation of the log-likelihood ratio
 //!   for logistic Elo bounds, as in fishtest / Van den Bergh's "LLR_logistic":
 //!   `LLR = N (s1 - s0) (2 s̄ - s0 - s1) / (2 σ²)`, with `s0 = score(elo0)`, `s1 = score(elo1)`,
@@ -175,8 +178,12 @@ impl MatchStats {
             return None;
         }
         let (n, mean, var, penta) = self.moments(0.0);
-        let se = (var / n).sqrt();
-        let (lo, hi) = ((mean - Z95 * se).max(0.0), (mean + Z95 * se).min(1.0));
+        let (lo, hi) = if var > 0.0 {
+            let se = (var / n).sqrt();
+            ((mean - Z95 * se).max(0.0), (mean + Z95 * se).min(1.0))
+        } else {
+            wilson(mean, n)
+        };
         Some(EloEstimate { score: mean, elo: elo_from_score(mean), low: elo_from_score(lo), high: elo_from_score(hi), pentanomial: penta })
     }
 
@@ -207,6 +214,17 @@ impl MatchStats {
     }
 }
 
+/// Wilson score interval (95%) of a mean score `p` over `n` units, with the Bernoulli variance
+/// `p (1 - p)`: the most a unit score in [0, 1] with that mean can vary. Used when every unit
+/// scored the same (all wins, all losses, all draws), where the sample variance is 0 and the
+/// normal interval would collapse to a point; 50 won pairs give a lower bound of +446 Elo.
+fn wilson(p: f64, n: f64) -> (f64, f64) {
+    let z2 = Z95 * Z95;
+    let centre = (p + z2 / (2.0 * n)) / (1.0 + z2 / n);
+    let half = Z95 / (1.0 + z2 / n) * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();
+    ((centre - half).max(0.0), (centre + half).min(1.0))
+}
+
 /// Formats an Elo figure: `+70.4`, `-inf`.
 pub fn fmt_elo(x: f64) -> String {
     if x.is_infinite() {
@@ -226,5 +244,45 @@ mod tests {
         assert!((elo_from_score(0.75) - 190.849).abs() < 0.01);
         assert_eq!(elo_from_score(0.5), 0.0);
         assert!((score_from_elo(elo_from_score(0.3)) - 0.3).abs() < 1e-12);
+    }
+
+    fn stats(w: u32, d: u32, l: u32, penta: [u32; 5]) -> MatchStats {
+        MatchStats { wins: w, draws: d, losses: l, penta }
+    }
+
+    #[test]
+    fn a_clean_sweep_has_a_finite_lower_bound_that_grows_with_games() {
+        let sweep = |pairs: u32| stats(2 * pairs, 0, 0, [0, 0, 0, 0, pairs]).elo().unwrap();
+        let e50 = sweep(50);
+        assert_eq!(e50.elo, f64::INFINITY);
+        assert_eq!(e50.high, f64::INFINITY);
+        // Wilson: 50 / (50 + z²) = 0.9286 -> +446 Elo.
+        assert!((e50.low - 445.9).abs() < 1.0, "{}", e50.low);
+        assert!(sweep(10).low < e50.low && e50.low < sweep(200).low);
+        // The mirror image: a clean loss has a finite upper bound.
+        let lost = stats(0, 0, 100, [50, 0, 0, 0, 0]).elo().unwrap();
+        assert_eq!(lost.low, f64::NEG_INFINITY);
+        assert!((lost.high + e50.low).abs() < 1e-6);
+        // Trinomial (incomplete pairs): 7 straight wins.
+        let seven = stats(7, 0, 0, [0; 5]).elo().unwrap();
+        assert!(seven.low.is_finite() && seven.low > 0.0 && seven.low < e50.low);
+    }
+
+    #[test]
+    fn all_draws_give_an_interval_around_zero() {
+        let d = stats(0, 40, 0, [0, 0, 20, 0, 0]).elo().unwrap();
+        assert_eq!(d.elo, 0.0);
+        assert!(d.low < -50.0 && d.high > 50.0 && (d.low + d.high).abs() < 1e-6);
+    }
+
+    #[test]
+    fn mixed_results_keep_the_normal_interval() {
+        // 60/20/20 by games, trinomial: the normal interval, unchanged by the Wilson fallback.
+        let e = stats(60, 20, 20, [0; 5]).elo().unwrap();
+        let (n, mean): (f64, f64) = (100.0, 0.7);
+        let var = (60.0 * 0.09 + 20.0 * 0.04 + 20.0 * 0.49) / n;
+        let se: f64 = (var / n).sqrt();
+        assert!((e.low - elo_from_score(mean - Z95 * se)).abs() < 1e-9);
+        assert!((e.high - elo_from_score(mean + Z95 * se)).abs() < 1e-9);
     }
 }
