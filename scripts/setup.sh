@@ -86,6 +86,24 @@ if [ "${VZERO_SKIP_S3:-0}" != 1 ] && [ ! -e "$motostamp" ]; then
     echo "setup.sh: moto done in $(( $(date +%s) - t0 )) s" >&2
   fi
 fi
+# Fairy-Stockfish's Python binding, for the rules differential test (scripts/fsf_diff.py, run by
+# scripts/test.sh): pyffish, pinned, in the Rust side's .venv (a ~1 MB wheel with no dependencies;
+# .venv exists on every path, .venv-py only when Python torch is wanted). Its own stamp.
+# VZERO_SKIP_FSF=1 skips it (scripts/train.sh does: training does not need it).
+PYFFISH_VERSION=0.0.90
+fsfstamp="$VENV/.setup-pyffish-$PYFFISH_VERSION"
+if [ "${VZERO_SKIP_FSF:-0}" != 1 ] && [ ! -e "$fsfstamp" ]; then
+  exec 6>"$VENV.pyffish.lock"
+  if command -v flock >/dev/null; then flock 6; fi
+  if [ ! -e "$fsfstamp" ]; then
+    t0=$(date +%s)
+    echo "setup.sh: installing pyffish==$PYFFISH_VERSION into $VENV (rules differential test) ..." >&2
+    "$VENV/bin/python" -m pip install --disable-pip-version-check --no-cache-dir -q "pyffish==$PYFFISH_VERSION"
+    "$VENV/bin/python" -c 'import pyffish; pyffish.version()' >/dev/null
+    touch "$fsfstamp"
+    echo "setup.sh: pyffish done in $(( $(date +%s) - t0 )) s" >&2
+  fi
+fi
 # Python with torch, for the TorchScript/ONNX export check (vzero/tests/export_cli.rs) and for
 # trying exported networks by hand: a separate venv, `.venv-py`, with the plain PyPI torch wheel
 # and its dependencies (~4.7 GB). The Rust side's .venv cannot serve: its torch is installed
@@ -110,6 +128,25 @@ if [ "${VZERO_SKIP_PYTHON:-0}" != 1 ] && [ ! -e "$pystamp" ]; then
       || { echo "setup.sh: 'import torch' fails in $PYVENV" >&2; exit 1; }
     touch "$pystamp"
     echo "setup.sh: $PYVENV done in $(( $(date +%s) - t0 )) s" >&2
+  fi
+fi
+# TensorBoard's Python package in .venv-py, for the check that its event reader reads the event
+# files `vzero train` writes (vzero/tests/tensorboard_cli.rs, scripts/check_tensorboard.py);
+# test-only: watching a run needs any TensorBoard install. Pinned; its own stamp (after the
+# torch block, which recreates .venv-py). VZERO_SKIP_PYTHON=1 skips it too.
+TENSORBOARD_VERSION=2.21.0
+tbstamp="$PYVENV/.setup-tensorboard-$TENSORBOARD_VERSION"
+if [ "${VZERO_SKIP_PYTHON:-0}" != 1 ] && [ ! -e "$tbstamp" ]; then
+  exec 5>"$PYVENV.tb.lock"
+  if command -v flock >/dev/null; then flock 5; fi
+  if [ ! -e "$tbstamp" ]; then
+    t0=$(date +%s)
+    echo "setup.sh: installing tensorboard==$TENSORBOARD_VERSION into $PYVENV (event file check) ..." >&2
+    "$PYVENV/bin/python" -m pip install --disable-pip-version-check --no-cache-dir -q "tensorboard==$TENSORBOARD_VERSION"
+    "$PYVENV/bin/python" -c 'from tensorboard.backend.event_processing import event_accumulator' \
+      || { echo "setup.sh: tensorboard does not import in $PYVENV" >&2; exit 1; }
+    touch "$tbstamp"
+    echo "setup.sh: tensorboard done in $(( $(date +%s) - t0 )) s" >&2
   fi
 fi
 echo "setup ok: torch $TORCH_VERSION ($FLAVOR) in $VENV ($(du -sh "$VENV/" | cut -f1))"

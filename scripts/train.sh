@@ -12,7 +12,8 @@ if ! command -v cargo >/dev/null; then
   exit 1
 fi
 # Training needs only the Rust side's LibTorch: skip the test-only installs (Python torch for the
-# export check, ~4.7 GB; the S3 test server). scripts/test.sh installs them.
-VZERO_SKIP_PYTHON=1 VZERO_SKIP_S3=1 bash scripts/setup.sh
+# export check, ~4.7 GB; the S3 test server; pyffish for the rules differential test).
+# scripts/test.sh installs them.
+VZERO_SKIP_PYTHON=1 VZERO_SKIP_S3=1 VZERO_SKIP_FSF=1 bash scripts/setup.sh
 cargo build --release --locked -p vzero
 ./target/release/vzero train --variant empire --run "$run" --minutes "$minutes" "$@"

@@ -150,6 +150,8 @@ pub struct OpponentResult {
     pub wins: u32,
     pub draws: u32,
     pub losses: u32,
+    /// An earlier gauntlet checkpoint of the run (`previous`), not one of the baselines.
+    pub earlier: bool,
 }
 
 /// What a gauntlet did.
@@ -167,6 +169,15 @@ pub struct GauntletSummary {
 }
 
 impl GauntletSummary {
+    /// The checkpoint's Elo relative to each baseline opponent, `(opponent, its Elo minus the
+    /// opponent's)`, from the ratings after this gauntlet (so against the anchor it is the Elo
+    /// of `elo.csv`). Earlier checkpoints met (`previous`) are left out: each is a different
+    /// player every gauntlet.
+    pub fn elo_vs_opponents(&self) -> Vec<(String, f64)> {
+        let elo = |p: &str| self.ratings.iter().find(|r| r.player == p).map(|r| r.elo);
+        self.results.iter().filter(|o| !o.earlier).filter_map(|o| Some((o.opponent.clone(), self.row.elo - elo(&o.opponent)?))).collect()
+    }
+
     /// One line: checkpoint, Elo and interval, W/D/L per opponent.
     pub fn line(&self) -> String {
         let r = &self.row;
@@ -278,7 +289,13 @@ pub fn run_gauntlet(run: &RunDir, variant: Variant, checkpoint: &Path, cfg: &Gau
         mc.seed = generation.wrapping_mul(1_000_003) ^ step ^ ((k as u64) << 40);
         mc.event = format!("vzero gauntlet {stem}");
         let report = run_match(&me, opp, &mc).with_context(|| format!("gauntlet match against {}", opp.name()))?;
-        results.push(OpponentResult { opponent: report.b.clone(), wins: report.stats.wins, draws: report.stats.draws, losses: report.stats.losses });
+        results.push(OpponentResult {
+            opponent: report.b.clone(),
+            wins: report.stats.wins,
+            draws: report.stats.draws,
+            losses: report.stats.losses,
+            earlier: k >= cfg.opponents.len(),
+        });
         new_games.extend(report.games.into_iter().map(|g| g.pgn));
     }
 

@@ -37,6 +37,13 @@ fn gauntlet_on_a_tiny_run() {
     let s2 = run_gauntlet(&run, v, &second, &cfg, 3.0).unwrap();
     assert_eq!(s2.games, 6, "random, greedy and the previous checkpoint");
     assert!(s2.results.iter().any(|r| r.opponent == "net:gen-000001-step-000000010:8"));
+    // Elo relative to the baselines only (not to the earlier checkpoint); against the anchor it
+    // is the checkpoint's own Elo.
+    let vs = s2.elo_vs_opponents();
+    assert_eq!(vs.iter().map(|v| v.0.as_str()).collect::<Vec<_>>(), ["random", "greedy"]);
+    assert_eq!(vs[0].1, s2.row.elo);
+    let greedy = s2.ratings.iter().find(|r| r.player == "greedy").unwrap().elo;
+    assert!((vs[1].1 - (s2.row.elo - greedy)).abs() < 1e-9);
 
     let arena = dir.join("arena");
     let games = read_pgn_file(&arena.join("games.pgn")).unwrap();

@@ -21,6 +21,9 @@ pub enum DataError {
     /// object published twice. The message names the URL or object.
     #[error("object storage: {msg}")]
     Store { msg: String },
+    /// The run is held by another process (its learner lease); the message names the holder.
+    #[error("{msg}")]
+    Busy { msg: String },
 }
 
 pub type Result<T, E = DataError> = std::result::Result<T, E>;

@@ -9,7 +9,10 @@
 
 mod chunk;
 mod error;
+pub mod heartbeat;
+pub mod lease;
 mod packed;
+mod periodic;
 pub mod pgn;
 pub mod remote;
 mod rundir;
@@ -17,9 +20,11 @@ mod window;
 
 pub use chunk::{write_block, write_chunk, Chunk, ChunkExpect};
 pub use error::{DataError, Result};
+pub use heartbeat::{Beat, Heartbeat, Progress};
+pub use lease::{Holder, Lease};
 pub use packed::{PackedPlanes, PlaneKind};
 pub use remote::StorageOptions;
-pub use rundir::{checkpoint_name, parse_checkpoint_name, CheckpointEntry, RunDir};
+pub use rundir::{checkpoint_name, hostname, parse_checkpoint_name, CheckpointEntry, RunDir};
 pub use window::{ExternalMix, ReplayWindow, Retention, WindowConfig};
 
 use serde::{Deserialize, Serialize};

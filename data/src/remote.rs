@@ -19,6 +19,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures_util::TryStreamExt;
 use object_store::aws::{AmazonS3, AmazonS3Builder, S3ConditionalPut};
@@ -80,6 +81,10 @@ static PRIVATE_SEQ: AtomicU64 = AtomicU64::new(0);
 /// Sub-directories of a run whose objects never change once published (cached by name, shared).
 const IMMUTABLE_DIRS: [&str; 3] = ["data", "checkpoints", "archive"];
 
+/// Objects that processes read and write directly on the store, never through the cache:
+/// the learner's lease and the processes' heartbeats (see `crate::lease`, `crate::heartbeat`).
+const COORDINATION: [&str; 2] = ["learner.lock", "heartbeats"];
+
 /// Files of the immutable directories that do change (each written by one process).
 const MUTABLE_IN_DATA: [&str; 1] = ["data/retired-rows"];
 
@@ -116,7 +121,14 @@ impl Remote {
         if prefix.split('/').any(|p| p == "." || p == "..") || prefix.contains("//") {
             return Err(bad("the prefix may not contain empty, '.' or '..' parts"));
         }
-        let mut b = AmazonS3Builder::from_env().with_bucket_name(bucket).with_conditional_put(S3ConditionalPut::ETagMatch);
+        // A run lasts hours: ride out a store that answers errors (503 Slow Down, a restart)
+        // for a minute or two instead of stopping after the client's default ~10 s of retries.
+        let retry = object_store::RetryConfig {
+            backoff: object_store::BackoffConfig { init_backoff: Duration::from_millis(500), max_backoff: Duration::from_secs(15), base: 2.0 },
+            max_retries: 40,
+            retry_timeout: Duration::from_secs(240),
+        };
+        let mut b = AmazonS3Builder::from_env().with_bucket_name(bucket).with_conditional_put(S3ConditionalPut::ETagMatch).with_retry(retry);
         if let Some(e) = &opts.endpoint {
             b = b.with_endpoint(e);
         }
@@ -215,6 +227,59 @@ impl Remote {
         }
     }
 
+    /// Whether the object of local path `local` exists on the store (one HEAD request).
+    pub fn exists(&self, local: &Path) -> Result<bool> {
+        let rel = self.rel_of_local(local)?;
+        match self.rt.block_on(self.store.head(&self.key(&rel))) {
+            Ok(_) => Ok(true),
+            Err(object_store::Error::NotFound { .. }) => Ok(false),
+            Err(e) => Err(store_err(&self.url, &format!("looking up {rel}"))(e)),
+        }
+    }
+
+    /// Reads the object `rel` (a run-relative name such as `learner.lock`): its bytes and ETag,
+    /// or `None` when there is no such object. For small coordination objects (leases,
+    /// heartbeats) that are not cached.
+    pub fn read_object(&self, rel: &str) -> Result<Option<(Vec<u8>, Option<String>)>> {
+        let key = self.key(rel);
+        let got = self.rt.block_on(async {
+            match self.store.get(&key).await {
+                Ok(r) => {
+                    let etag = r.meta.e_tag.clone();
+                    r.bytes().await.map(|b| Some((b.to_vec(), etag)))
+                }
+                Err(object_store::Error::NotFound { .. }) => Ok(None),
+                Err(e) => Err(e),
+            }
+        });
+        got.map_err(store_err(&self.url, &format!("reading {rel}")))
+    }
+
+    /// Writes the object `rel` with one PUT: `Write::Create` only if it does not exist,
+    /// `Write::Replace(etag)` only if it is still the version with that ETag, `Write::Overwrite`
+    /// unconditionally. Returns the new ETag, or `None` when the condition failed.
+    pub fn write_object(&self, rel: &str, bytes: Vec<u8>, how: Write) -> Result<Option<Option<String>>> {
+        let mode = match how {
+            Write::Create => PutMode::Create,
+            Write::Replace(e_tag) => PutMode::Update(object_store::UpdateVersion { e_tag: Some(e_tag), version: None }),
+            Write::Overwrite => PutMode::Overwrite,
+        };
+        let res = self.rt.block_on(self.store.put_opts(&self.key(rel), PutPayload::from(bytes), PutOptions { mode, ..Default::default() }));
+        match res {
+            Ok(r) => Ok(Some(r.e_tag)),
+            Err(object_store::Error::AlreadyExists { .. }) | Err(object_store::Error::Precondition { .. }) | Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(store_err(&self.url, &format!("writing {rel}"))(e)),
+        }
+    }
+
+    /// Removes the object `rel` (missing: fine).
+    pub fn delete_object(&self, rel: &str) -> Result<()> {
+        match self.rt.block_on(self.store.delete(&self.key(rel))) {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(store_err(&self.url, &format!("deleting {rel}"))(e)),
+        }
+    }
+
     /// Removes the object of local path `local` (missing: fine).
     pub fn delete(&self, local: &Path) -> Result<()> {
         let rel = self.rel_of_local(local)?;
@@ -269,6 +334,17 @@ impl Remote {
         Ok(out)
     }
 
+    /// Every object of the run, as run-relative names (for run checks).
+    pub fn list_all(&self) -> Result<Vec<String>> {
+        let root = if self.prefix.is_empty() { None } else { Some(Key::from(self.prefix.as_str())) };
+        let metas: Vec<object_store::ObjectMeta> =
+            self.rt.block_on(self.store.list(root.as_ref()).try_collect()).map_err(store_err(&self.url, "listing the run"))?;
+        let pfx = root.as_ref().map(|r| format!("{}/", AsRef::<str>::as_ref(r))).unwrap_or_default();
+        let mut out: Vec<String> = metas.iter().filter_map(|m| AsRef::<str>::as_ref(&m.location).strip_prefix(pfx.as_str()).map(str::to_string)).collect();
+        out.sort();
+        Ok(out)
+    }
+
     /// Downloads every mutable file of the run into the private directory (and
     /// `data/retired-rows` into the shared one).
     fn pull_mutable(&self) -> Result<()> {
@@ -285,7 +361,7 @@ impl Remote {
                 None => full,
             };
             let top = rel.split('/').next().unwrap_or("");
-            if IMMUTABLE_DIRS.contains(&top) && !MUTABLE_IN_DATA.contains(&rel) {
+            if (IMMUTABLE_DIRS.contains(&top) && !MUTABLE_IN_DATA.contains(&rel)) || COORDINATION.contains(&top) {
                 continue;
             }
             let local = self.local_of(rel);
@@ -293,6 +369,17 @@ impl Remote {
         }
         Ok(())
     }
+}
+
+/// How [`Remote::write_object`] writes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Write {
+    /// Only if no object of that name exists (`If-None-Match: *`).
+    Create,
+    /// Only if the object is still the version with this ETag (`If-Match`).
+    Replace(String),
+    /// Unconditionally.
+    Overwrite,
 }
 
 /// Removes the private directories of processes of this host that no longer run.

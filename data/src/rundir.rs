@@ -71,7 +71,8 @@ pub fn parse_checkpoint_name(stem: &str) -> Option<(u64, u64)> {
     Some((g.parse().ok()?, s.parse().ok()?))
 }
 
-pub(crate) fn hostname() -> String {
+/// This host's name (`[A-Za-z0-9_-]`; `host` when it has none), as it appears in file names.
+pub fn hostname() -> String {
     let h = fs::read_to_string("/proc/sys/kernel/hostname").or_else(|_| fs::read_to_string("/etc/hostname")).unwrap_or_default();
     let h: String = h.trim().chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
     if h.is_empty() {
@@ -88,6 +89,11 @@ fn sanitize(s: &str) -> String {
     } else {
         s
     }
+}
+
+/// Seconds since the Unix epoch (0 if the clock is before it).
+pub(crate) fn now_unix() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }
 
 fn unix_ms() -> u128 {
@@ -131,6 +137,36 @@ impl RunDir {
             Some(r) => r.url().to_string(),
             None => self.root.display().to_string(),
         }
+    }
+
+    /// Names of the run's files that a reader must never see as data: temporary files (a
+    /// partial upload, a rename that did not happen). On object storage every object of the
+    /// run is listed; on disk `data/` and `checkpoints/`, where the hidden `.*.tmp` files of
+    /// live or killed writers are expected (readers ignore them), so only visible ones count.
+    pub fn stray_files(&self) -> Result<Vec<String>> {
+        let bad = |name: &str| {
+            let base = name.rsplit('/').next().unwrap_or(name);
+            base.ends_with(".tmp") || base.ends_with(".part")
+        };
+        if let Some(r) = &self.remote {
+            return Ok(r.list_all()?.into_iter().filter(|n| bad(n)).map(|n| format!("{}/{n}", r.url())).collect());
+        }
+        let mut out = Vec::new();
+        for dir in [self.data_dir(), self.checkpoints_dir()] {
+            let Ok(rd) = fs::read_dir(&dir) else { continue };
+            for e in rd.flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if !name.starts_with('.') && bad(&name) {
+                    out.push(self.describe(&e.path()));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The object-storage side of the run, if it is on object storage.
+    pub(crate) fn remote(&self) -> Option<&Arc<Remote>> {
+        self.remote.as_ref()
     }
 
     /// True for a run on object storage.
@@ -202,13 +238,60 @@ impl RunDir {
         Ok(value.get("variant").and_then(|v| v.as_str()).map(str::to_string))
     }
 
-    /// Fails when the run's stored config is for another variant than `variant` (rows or
-    /// networks of another variant would be refused later anyway).
-    pub fn check_variant(&self, variant: &str) -> Result<()> {
-        match self.stored_variant()? {
-            Some(v) if v != variant => Err(DataError::Config(format!("run {} holds variant '{v}', not '{variant}'", self.location()))),
-            _ => Ok(()),
+    /// The variant of the run's data: that of its oldest readable chunk (self-play, imported
+    /// or labelled rows), with that chunk's name; `None` for a run without chunks. On object
+    /// storage only that chunk is downloaded.
+    pub fn data_variant(&self) -> Result<Option<(String, String)>> {
+        let names: Vec<String> = match &self.remote {
+            Some(r) => r.list("data")?.into_iter().filter(|n| n.ends_with(".h5")).collect(),
+            None => {
+                let dir = self.data_dir();
+                let rd = match fs::read_dir(&dir) {
+                    Ok(rd) => rd,
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+                    Err(e) => return Err(io_err(&dir)(e)),
+                };
+                let mut v: Vec<String> = rd.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.ends_with(".h5") && !n.starts_with('.')).collect();
+                v.sort();
+                v
+            }
+        };
+        for name in names {
+            let p = self.data_dir().join(&name);
+            if let Some(r) = &self.remote {
+                if !r.fetch(&p, false)? {
+                    continue;
+                }
+            }
+            if let Ok(c) = crate::Chunk::open(&p) {
+                return Ok(Some((c.meta.variant.clone(), self.describe(&p))));
+            }
         }
+        Ok(None)
+    }
+
+    /// Fails when the run's stored config names another variant than `config_variant` (the
+    /// config's `variant` entry, a name or a definition file), or when the run's data
+    /// ([`RunDir::data_variant`]) is of another variant than `name` (that variant's name):
+    /// rows or networks of another variant would be refused later anyway, after the command
+    /// had changed the run.
+    pub fn check_variant_of(&self, config_variant: &str, name: &str) -> Result<()> {
+        if let Some(v) = self.stored_variant()? {
+            if v != config_variant {
+                return Err(DataError::Config(format!("run {} holds variant '{v}' (its config.toml), not '{config_variant}'", self.location())));
+            }
+        }
+        if let Some((v, chunk)) = self.data_variant()? {
+            if v != name {
+                return Err(DataError::Config(format!("run {} holds variant '{v}' (its data, e.g. {chunk}), not '{name}'", self.location())));
+            }
+        }
+        Ok(())
+    }
+
+    /// [`RunDir::check_variant_of`] for a built-in variant (its name is its config entry).
+    pub fn check_variant(&self, variant: &str) -> Result<()> {
+        self.check_variant_of(variant, variant)
     }
 
     /// Writes one chunk ([`write_chunk`]) under a new name ([`RunDir::new_chunk_path`]) and
@@ -241,6 +324,29 @@ impl RunDir {
             Some(r) => r.publish(local, false),
             None => Ok(()),
         }
+    }
+
+    /// Publishes a checkpoint saved locally as `<stem>.safetensors` + `<stem>.json`: the weights
+    /// first, the metadata (which makes it a checkpoint) last. On disk the files are already
+    /// published by their atomic renames. On object storage both are created once; a weights
+    /// object left without metadata by a process killed between the two PUTs is an orphan,
+    /// not a checkpoint, and is replaced (only the run's one learner, which holds the run's
+    /// lease, publishes checkpoints). A published checkpoint (its metadata exists) is never
+    /// overwritten: publishing it again fails with "already published".
+    pub fn publish_checkpoint(&self, stem: &Path) -> Result<()> {
+        let Some(r) = &self.remote else { return Ok(()) };
+        let (weights, meta) = (stem.with_extension("safetensors"), stem.with_extension("json"));
+        match r.publish(&weights, true) {
+            Ok(()) => {}
+            Err(DataError::Store { msg }) if msg.contains("already published") => {
+                if r.exists(&meta)? {
+                    return Err(DataError::Store { msg });
+                }
+                r.publish(&weights, false)?;
+            }
+            Err(e) => return Err(e),
+        }
+        r.publish(&meta, true)
     }
 
     /// Makes a listed checkpoint's files (metadata and weights) present locally: downloads them

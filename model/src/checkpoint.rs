@@ -168,6 +168,16 @@ pub fn read_meta(path: &Path) -> Result<CheckpointMeta> {
     Ok(meta)
 }
 
+/// Checks a checkpoint without loading it: its metadata parses and its weights file is
+/// complete and belongs to it (size and checksum). For run checks (`vzero check`).
+pub fn verify(path: &Path) -> Result<CheckpointMeta> {
+    let meta = read_meta(path)?;
+    let (meta_path, _) = checkpoint_paths(path);
+    let weights = meta_path.with_file_name(&meta.weights_file);
+    read_weights(&weights, Some(&meta))?;
+    Ok(meta)
+}
+
 /// Loads a checkpoint onto `device` after checking that it is the variant / encoding version
 /// (and optionally network config) the caller expects, that the weights file is complete and
 /// belongs to this metadata, and that every tensor has the shape the config implies.

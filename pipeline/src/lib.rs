@@ -16,10 +16,16 @@
 //! * [`Session`]: a run directory with its effective config; [`Session::train`] runs self-play
 //!   worker threads and the learner together (with gauntlets every `gauntlet.every`
 //!   generations), [`Session::selfplay`] and [`Session::learn`] each half alone;
-//! * progress, notes and gauntlet results come to the caller as [`Event`]s.
+//! * progress, notes and gauntlet results come to the caller as [`Event`]s;
+//! * [`RunStatus`]: what a run holds and who works on it (`vzero status`); [`RunCheck`]: its
+//!   invariants (`vzero check`).
 
+pub mod check;
 mod config;
 mod session;
+pub mod status;
 
 pub use config::{NetShape, RunConfig, EMBEDDED};
+pub use check::RunCheck;
+pub use status::RunStatus;
 pub use session::{learn_line, selfplay_line, ConfigChoice, Event, LearnOutcome, Limits, SelfplaySummary, Session, TrainSummary};

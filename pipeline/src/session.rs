@@ -2,14 +2,15 @@
 
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use vzero_arena::gauntlet::{read_elo_csv, GauntletSummary};
 use vzero_arena::run_gauntlet;
-use vzero_data::RunDir;
+use vzero_data::heartbeat::BEAT_PERIOD;
+use vzero_data::{parse_checkpoint_name, Heartbeat, Progress, RunDir};
 use vzero_model::DeviceChoice;
 use vzero_rules::Variant;
 use vzero_selfplay::{run_worker, Stats, WorkerContext};
@@ -92,9 +93,13 @@ pub struct Session {
 
 impl Session {
     /// Opens (or creates) the run directory `run` and resolves its config: `choice.file`, else
-    /// the run's stored `config.toml`, else the embedded default of `choice.variant` (empire).
-    /// A variant that differs from the config's or the stored run's is an error. The overrides
-    /// are applied, the config validated and stored (atomically) as the run's `config.toml`.
+    /// the run's stored `config.toml`, else the embedded default of `choice.variant`, else of
+    /// the variant of the run's data (its chunks: e.g. games imported before any training),
+    /// else empire. A variant that differs from the config's, the stored config's or the run's
+    /// data is an error. The overrides are applied and the config validated; nothing is
+    /// written yet: the config is stored (atomically, as the run's `config.toml`) once a
+    /// command has started without error ([`Session::store_config`]), so a command that fails
+    /// leaves the run as it found it.
     pub fn open(run: &Path, choice: &ConfigChoice) -> Result<Session> {
         let from_file = choice.file.as_deref().map(RunConfig::load).transpose()?;
         let storage = from_file.as_ref().map(|c| c.storage.clone()).unwrap_or_default();
@@ -104,15 +109,23 @@ impl Session {
             cfg
         } else if stored.exists() {
             RunConfig::load(&stored)?
+        } else if let Some(v) = &choice.variant {
+            RunConfig::embedded(v)?
         } else {
-            RunConfig::embedded(choice.variant.as_deref().unwrap_or("empire"))?
+            match run.data_variant()? {
+                Some((v, chunk)) => RunConfig::embedded(&v).with_context(|| {
+                    format!("run {} holds data of variant '{v}' (e.g. {chunk}) and no config: pass --config", run.location())
+                })?,
+                None => RunConfig::embedded("empire")?,
+            }
         };
         if let Some(v) = &choice.variant {
             if &cfg.variant != v {
                 bail!("--variant {v} does not match the config's variant '{}'", cfg.variant);
             }
         }
-        run.check_variant(&cfg.variant)?;
+        let variant = Variant::load(&cfg.variant)?;
+        run.check_variant_of(&cfg.variant, variant.name())?;
         if let Some(d) = &choice.device {
             cfg.device = d.clone();
         }
@@ -120,10 +133,16 @@ impl Session {
             cfg.selfplay.workers = w;
         }
         cfg.validate()?;
-        vzero_model::checkpoint::write_atomic(&stored, cfg.to_toml()?.as_bytes())?;
-        run.publish(&stored)?;
-        let variant = Variant::load(&cfg.variant)?;
         Ok(Session { run, cfg, variant })
+    }
+
+    /// Stores the effective config as the run's `config.toml` (atomically; published on
+    /// object storage). The commands call it once they have started without error.
+    pub fn store_config(&self) -> Result<()> {
+        let stored = self.run.root().join("config.toml");
+        vzero_model::checkpoint::write_atomic(&stored, self.cfg.to_toml()?.as_bytes())?;
+        self.run.publish(&stored)?;
+        Ok(())
     }
 
     pub fn run(&self) -> &RunDir {
@@ -187,9 +206,15 @@ impl Session {
         let start = Instant::now();
         let time_left = || limits.minutes.is_none_or(|m| start.elapsed().as_secs_f64() < m * 60.0);
         let mut learner = self.open_learner(on)?;
+        self.store_config()?;
         let start_step = learner.step();
         let stop = Arc::new(AtomicBool::new(false));
         let stats = Arc::new(Stats::default());
+        let counters = Arc::new(LearnerCounters::default());
+        counters.set(learner.step(), learner.generation());
+        let _heartbeat = heartbeat(run, "train", Some(stats.clone()), Some(counters.clone()), on);
+        let counted = stats.clone();
+        learner.count_games(move || counted.games.load(Ordering::Relaxed)); // games/s for TensorBoard
         let workers = self.spawn_workers(&stop, &stats, limits.games)?;
         let mut last_learn = String::from("waiting for data");
         let games_done = || limits.games.is_some_and(|g| stats.games.load(Ordering::Relaxed) >= g);
@@ -222,6 +247,7 @@ impl Session {
             let mut progress = |s: &LearnStatus| {
                 step.set(s.step);
                 generation.set(s.generation);
+                counters.set(s.step, s.generation);
                 last_learn = learn_line(s);
                 on(Event::Progress(&format!("{} | {}", selfplay_line(&stats), last_learn)));
             };
@@ -240,6 +266,7 @@ impl Session {
                 let minutes = minutes_before + start.elapsed().as_secs_f64() / 60.0;
                 match run_gauntlet(run, variant, &ckpt, &cfg.gauntlet, minutes) {
                     Ok(g) => {
+                        learner.log_elo(g.row.step, &g.elo_vs_opponents());
                         on(Event::Gauntlet(&g));
                         latest_gauntlet = Some(g);
                     }
@@ -258,6 +285,7 @@ impl Session {
             let keep_going = || time_left() && limits.steps.is_none_or(|s| step.get() < s);
             if let Err(e) = learner.run(&keep_going, &mut |s: &LearnStatus| {
                 step.set(s.step);
+                counters.set(s.step, s.generation);
                 on(Event::Progress(&format!("{} | {}", selfplay_line(&stats), learn_line(s))));
             }) {
                 failure = Some(e);
@@ -268,6 +296,7 @@ impl Session {
         }
         joined?;
         learner.publish()?;
+        counters.set(learner.step(), learner.generation());
         Ok(TrainSummary {
             selfplay: selfplay_line(&stats),
             steps: learner.step() - start_step,
@@ -289,6 +318,8 @@ impl Session {
         let stop = Arc::new(AtomicBool::new(false));
         let stats = Arc::new(Stats::default());
         let workers = self.spawn_workers(&stop, &stats, limits.games)?;
+        self.store_config()?;
+        let _heartbeat = heartbeat(&self.run, "selfplay", Some(stats.clone()), None, on);
         while limits.minutes.is_none_or(|m| start.elapsed().as_secs_f64() < m * 60.0) && !workers.iter().all(|w| w.is_finished()) {
             on(Event::Progress(&selfplay_line(&stats)));
             std::thread::sleep(Duration::from_millis(250));
@@ -304,16 +335,63 @@ impl Session {
     pub fn learn(&self, limits: &Limits, on: &mut dyn FnMut(Event<'_>)) -> Result<LearnOutcome> {
         let start = Instant::now();
         let mut learner = self.open_learner(on)?;
+        self.store_config()?;
         let start_step = learner.step();
+        let counters = Arc::new(LearnerCounters::default());
+        counters.set(learner.step(), learner.generation());
+        let _heartbeat = heartbeat(&self.run, "learner", None, Some(counters.clone()), on);
         on(Event::Progress("waiting for data"));
         let step = Cell::new(learner.step());
         let keep_going = || limits.minutes.is_none_or(|m| start.elapsed().as_secs_f64() < m * 60.0) && limits.steps.is_none_or(|s| step.get() < s);
         let summary = learner.run_polling(&keep_going, Duration::from_millis(500), &mut |s: &LearnStatus| {
             step.set(s.step);
+            counters.set(s.step, s.generation);
             on(Event::Progress(&learn_line(s)));
         })?;
         learner.publish()?;
+        counters.set(learner.step(), learner.generation());
         Ok(LearnOutcome { steps: learner.step() - start_step, step: learner.step(), generation: learner.generation(), summary })
+    }
+}
+
+/// The learner's position for a heartbeat: step and generation, set from its progress.
+#[derive(Default)]
+struct LearnerCounters {
+    step: AtomicU64,
+    generation: AtomicU64,
+}
+
+impl LearnerCounters {
+    fn set(&self, step: u64, generation: u64) {
+        self.step.store(step, Ordering::Relaxed);
+        self.generation.store(generation, Ordering::Relaxed);
+    }
+}
+
+/// Starts this process's heartbeat in `run`: self-play counters from `stats`, the learner's
+/// from `learner` (either may be absent). A heartbeat that cannot start is a warning, not an
+/// error: it only serves `vzero status`.
+fn heartbeat(run: &RunDir, role: &str, stats: Option<Arc<Stats>>, learner: Option<Arc<LearnerCounters>>, on: &mut dyn FnMut(Event<'_>)) -> Option<Heartbeat> {
+    let source = move || {
+        let mut p = Progress::default();
+        if let Some(s) = &stats {
+            p.games = s.games.load(Ordering::Relaxed);
+            p.rows = s.rows.load(Ordering::Relaxed);
+            let net = s.network.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            p.generation = parse_checkpoint_name(&net).map_or(0, |(g, _)| g);
+        }
+        if let Some(l) = &learner {
+            p.step = l.step.load(Ordering::Relaxed);
+            p.generation = l.generation.load(Ordering::Relaxed);
+        }
+        p
+    };
+    match Heartbeat::start(run, role, BEAT_PERIOD, Box::new(source)) {
+        Ok(h) => Some(h),
+        Err(e) => {
+            on(Event::Note(&format!("warning: no heartbeat for `vzero status`: {e}")));
+            None
+        }
     }
 }
 

@@ -5,7 +5,8 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{bail, Context, Result};
 use tch::{Device, Kind};
-use vzero_data::{checkpoint_name, ChunkExpect, ReplayWindow, RowBlock, RunDir, WindowConfig};
+use vzero_data::lease::DEFAULT_TTL;
+use vzero_data::{checkpoint_name, ChunkExpect, Lease, ReplayWindow, RowBlock, RunDir, WindowConfig};
 use vzero_encoding::{InputEncoder, MoveEncoder, ENCODING_VERSION};
 use vzero_model::checkpoint::{self, Expected};
 use vzero_model::{AuxTargets, Losses, ModelError, Model, NetConfig, Optimizer, PolicyTargets, TrainBatch, TrainConfig, Trainer};
@@ -15,6 +16,7 @@ use crate::config::LearnConfig;
 use crate::metrics::{
     append_metrics, aux_loss, aux_loss_columns, draw_plot, metrics_has_external, read_metrics, rewrite_metrics, MetricsRow, EXTERNAL_COLUMNS,
 };
+use crate::tensorboard::LearnerEvents;
 
 /// Why [`Learner::run`] returned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,6 +86,10 @@ pub struct Learner {
     opponent: PolicyTargets,
     /// The metrics.csv columns of the network's auxiliary losses.
     aux_columns: Vec<&'static str>,
+    /// The run's learner lease: held from `open` to drop; checked before each write.
+    lease: Lease,
+    /// This process's TensorBoard event file (each metrics row, gauntlet Elo).
+    events: LearnerEvents,
 }
 
 /// The losses summed between two metrics rows: total, policy, value, moves-left, then the
@@ -108,6 +114,17 @@ fn losses_from_parts(v: [f64; 8]) -> Losses {
 
 /// Rows of the last batch used for the entropy / value-accuracy metrics.
 pub const METRICS_ROWS: usize = 64;
+
+/// What this process runs, for the lease record (`vzero learn`).
+fn command_line() -> String {
+    let mut args = std::env::args();
+    let bin = args.next().map(|a| std::path::Path::new(&a).file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or(a)).unwrap_or_default();
+    let bin = bin.strip_suffix("-torch").unwrap_or(&bin).to_string();
+    match args.next() {
+        Some(cmd) if !cmd.starts_with('-') => format!("{bin} {cmd}"),
+        _ => bin,
+    }
+}
 
 fn now_unix() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
@@ -135,9 +152,13 @@ impl Learner {
     /// encoding (input planes, board size, policy size) and, when resuming, equal the
     /// checkpoint's config. Also removes temporary files of dead writers and truncates
     /// metrics.csv to the resumed step.
+    ///
+    /// Takes the run's learner lease first ([`Lease`]): a second learner on the same run, on
+    /// disk or on object storage, is refused with an error naming the one that holds it.
     pub fn open(run: &RunDir, variant: Variant, net: &NetConfig, cfg: LearnConfig, device: Device) -> Result<Learner> {
         cfg.validate()?;
         net.validate().context("network config")?;
+        let lease = Lease::acquire(run, &command_line(), DEFAULT_TTL)?;
         let inp = InputEncoder::new(variant);
         let mv = MoveEncoder::new(variant);
         let shape = inp.shape();
@@ -242,6 +263,8 @@ impl Learner {
             policy: PolicyTargets::new(),
             opponent: PolicyTargets::new(),
             aux_columns,
+            lease,
+            events: LearnerEvents::new(run, step),
         };
         if fresh {
             l.publish_checkpoint(None)?;
@@ -282,6 +305,18 @@ impl Learner {
         &self.window
     }
 
+    /// Attaches a counter of finished self-play games (`vzero train`'s workers): each metrics
+    /// row then also logs `selfplay/games_per_s` to the TensorBoard event file.
+    pub fn count_games(&mut self, games: impl FnMut() -> u64 + Send + 'static) {
+        self.events.count_games(Box::new(games));
+    }
+
+    /// Logs a gauntlet's Elo differences `(opponent, elo)` to the TensorBoard event file, as
+    /// `elo/<opponent>` at the checkpoint's `step`.
+    pub fn log_elo(&mut self, step: u64, elo: &[(String, f64)]) {
+        self.events.events().log_elo(step, elo);
+    }
+
     /// Path of the newest published checkpoint's metadata file.
     pub fn checkpoint_path(&self) -> PathBuf {
         self.run.checkpoints_dir().join(format!("{}.json", self.network))
@@ -316,6 +351,7 @@ impl Learner {
 
     /// Publishes the current weights as the next generation (atomic; see vzero-model).
     fn publish_checkpoint(&mut self, parent: Option<String>) -> Result<String> {
+        self.lease.check()?;
         let generation = if parent.is_some() { self.generation + 1 } else { self.generation };
         let name = checkpoint_name(generation, self.step);
         let mut info = vzero_model::checkpoint_info(self.rules_variant, self.step, self.samples_seen, parent);
@@ -323,11 +359,9 @@ impl Learner {
         info.knowledge = knowledge.is_active().then_some(knowledge);
         let stem = self.run.checkpoints_dir().join(&name);
         checkpoint::save(&self.model, &stem, &info).with_context(|| format!("publishing checkpoint {name}"))?;
-        // On object storage: the weights first, the metadata (which makes it a checkpoint) last;
-        // each is created once, so two learners on one run cannot both publish a generation.
-        for ext in ["safetensors", "json"] {
-            self.run.publish_new(&stem.with_extension(ext)).with_context(|| format!("publishing checkpoint {name}"))?;
-        }
+        // On object storage: the weights first, the metadata (which makes it a checkpoint) last,
+        // each created once (an orphaned weights object of a killed learner is replaced).
+        self.run.publish_checkpoint(&stem).with_context(|| format!("publishing checkpoint {name}"))?;
         self.generation = generation;
         self.network = name.clone();
         self.published_step = self.step;
@@ -441,8 +475,10 @@ impl Learner {
                         })
                         .collect(),
                 };
+                self.lease.check()?;
                 append_metrics(&self.run.metrics_csv(), &row)?;
                 self.run.publish(&self.run.metrics_csv())?;
+                self.events.log_row(&row);
                 self.history.push(row);
                 acc = [0.0; 8];
                 acc_n = 0;

@@ -1,6 +1,7 @@
 //! The learner of vzero: samples a KataGo-style growing replay window over the run's HDF5
 //! chunks, trains the network with a reuse cap, publishes checkpoints atomically, logs metrics
-//! to `metrics.csv` and draws the loss curves to `plots/losses.svg`.
+//! to `metrics.csv` (and to a TensorBoard event file beside it) and draws the loss curves to
+//! `plots/losses.svg`.
 //!
 //! ```text
 //! let run = RunDir::create_or_open("runs/x")?;
@@ -12,6 +13,7 @@ mod config;
 mod learner;
 mod metrics;
 pub mod synth;
+pub mod tensorboard;
 
 pub use config::{ExternalConfig, LearnConfig, LrSchedule};
 pub use learner::{mix_search_value, LearnStatus, LearnSummary, Learner, StopReason};

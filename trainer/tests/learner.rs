@@ -130,6 +130,10 @@ fn learns_publishes_caps_and_resumes() {
     let s = l.run(&|| true, &mut |_| {}).unwrap();
     assert_eq!((s.stop, s.steps), (StopReason::NeedData, 80 - 67));
     assert_eq!(l.step(), 80);
+    // one learner per run: a second is refused while this one holds the run's lease
+    let e = Learner::open(&run, v, &net, cfg(), Device::Cpu).err().unwrap();
+    assert!(format!("{e:#}").contains("has a learner already"), "{e:#}");
+    drop(l);
     // a different network config is refused on resume
     let mut other = net.clone();
     other.channels = 8;

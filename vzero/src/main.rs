@@ -52,6 +52,10 @@ enum Command {
     Book(cmd::openings::BookCommand),
     /// Rate a run's checkpoint against the baselines and earlier gauntlet checkpoints (arena/ in the run).
     Gauntlet(cmd::train::GauntletArgs),
+    /// What a run holds and who works on it: newest network, games and rows, rates, last gauntlet, learner, processes.
+    Status(cmd::status::StatusArgs),
+    /// Check a run's invariants: chunks readable, no game twice, checkpoints complete and in order, no partial file.
+    Check(cmd::status::StatusArgs),
     /// Benchmarks printing medians and ratios.
     #[command(subcommand)]
     Bench(cmd::bench::BenchCommand),
@@ -71,6 +75,8 @@ fn main() {
         Command::Import(a) => cmd::teacher::import(a),
         Command::Label(a) => cmd::teacher::label(a),
         Command::Gauntlet(a) => cmd::train::gauntlet(a),
+        Command::Status(a) => cmd::status::status(a),
+        Command::Check(a) => cmd::status::check(a),
         Command::Match(a) => cmd::arena::match_(a),
         Command::Ratings(a) => cmd::arena::ratings(a),
         Command::Uci(a) => cmd::uci::uci(a),

@@ -142,6 +142,22 @@ fn two_selfplay_processes_and_a_learner_share_an_s3_run() {
     let again = open(&moto, &cache("probe2"), &format!("s3://{BUCKET}/probe"));
     let entry = again.latest_checkpoint_entry().unwrap().unwrap();
     assert_eq!(std::fs::read(&entry.path).unwrap(), b"{\"step\":1}");
+    // A learner killed between the two PUTs of a checkpoint leaves its weights without
+    // metadata: that orphan does not block the next publication of the same name, but a
+    // published checkpoint (metadata present) is never overwritten.
+    let stem = probe.checkpoints_dir().join("gen-000001-step-000000005");
+    std::fs::write(stem.with_extension("safetensors"), b"orphaned weights").unwrap();
+    probe.publish_new(&stem.with_extension("safetensors")).unwrap();
+    std::fs::write(stem.with_extension("safetensors"), b"resumed weights").unwrap();
+    std::fs::write(stem.with_extension("json"), b"{\"step\":5}").unwrap();
+    probe.publish_checkpoint(&stem).unwrap();
+    std::fs::write(stem.with_extension("safetensors"), b"a second learner's weights").unwrap();
+    let e = probe.publish_checkpoint(&stem).unwrap_err().to_string();
+    assert!(e.contains("already published") && e.contains("gen-000001-step-000000005.safetensors"), "{e}");
+    let again = open(&moto, &cache("probe3"), &format!("s3://{BUCKET}/probe"));
+    let entry = again.latest_checkpoint_entry().unwrap().unwrap();
+    assert_eq!(entry.name(), "gen-000001-step-000000005");
+    assert_eq!(std::fs::read(entry.path.with_extension("safetensors")).unwrap(), b"resumed weights");
 
     // 1. Two self-play processes and one learner, each with its own cache (separate machines).
     let spawn_selfplay = |name: &str| {
@@ -154,7 +170,25 @@ fn two_selfplay_processes_and_a_learner_share_an_s3_run() {
     let a = spawn_selfplay("a");
     let b = spawn_selfplay("b");
     let (pa, pb) = (a.id(), b.id());
-    ok(cmd(&moto, &cache("learn"), &["learn", "--config", cfg, "--run", &url, "--steps", "9", "--minutes", "4", "--quiet"]).output().unwrap(), "vzero learn");
+    let learner = cmd(&moto, &cache("learn"), &["learn", "--config", cfg, "--run", &url, "--steps", "9", "--minutes", "4", "--quiet"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // One learner per run on object storage too: the lease object names the holder, and a
+    // second learner is refused while it holds it.
+    let watch = open(&moto, &cache("watch"), &url);
+    let t = Instant::now();
+    while !vzero_data::lease::read_holder(&watch).unwrap().is_some_and(|h| h.pid == learner.id()) {
+        assert!(t.elapsed() < Duration::from_secs(60), "the learner took no lease");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let second = cmd(&moto, &cache("second"), &["learn", "--config", cfg, "--run", &url, "--steps", "1000", "--quiet"]).output().unwrap();
+    let e = String::from_utf8_lossy(&second.stderr);
+    assert!(!second.status.success() && e.contains("has a learner already") && e.contains(&format!("pid {} (vzero learn)", learner.id())), "{e}");
+    let learner_pid = learner.id();
+    ok(learner.wait_with_output().unwrap(), "vzero learn");
+    assert!(vzero_data::lease::read_holder(&watch).unwrap().is_none(), "the lease object is removed on exit");
     ok(a.wait_with_output().unwrap(), "selfplay a");
     ok(b.wait_with_output().unwrap(), "selfplay b");
 
@@ -168,7 +202,17 @@ fn two_selfplay_processes_and_a_learner_share_an_s3_run() {
     assert!(newest.generation >= 1, "{newest:?}");
     let metrics = std::fs::read_to_string(run.metrics_csv()).unwrap();
     assert!(metrics.lines().count() >= 2, "metrics.csv on the store: {metrics}");
+    // The learner's TensorBoard event file is an object of the run too (published like metrics.csv).
+    let events: Vec<_> = std::fs::read_dir(run.root()).unwrap().flatten().filter(|e| e.file_name().to_string_lossy().starts_with("events.out.tfevents.")).collect();
+    assert!(events.len() == 1 && events[0].metadata().unwrap().len() > 100, "the learner's event file on the store: {events:?}");
     assert!(run.root().join("config.toml").exists(), "the stored config is on the store");
+    // `vzero status` reads the run from the store: its games, and the heartbeats of the three
+    // processes (stopped now).
+    let status = ok(cmd(&moto, &cache("status"), &["status", "--run", &url]).output().unwrap(), "vzero status");
+    assert!(status.contains(&format!("data         {games} games")), "{status}");
+    for (role, pid) in [("selfplay", pa), ("selfplay", pb), ("learner", learner_pid)] {
+        assert!(status.lines().any(|l| l.trim_start().starts_with(role) && l.contains(&format!(":{pid} stopped"))), "{role} {pid}: {status}");
+    }
 
     // 2. Processes killed at arbitrary moments leave no partial object behind.
     for (k, wait_ms) in [1500u64, 3500, 6000].into_iter().enumerate() {
@@ -181,6 +225,8 @@ fn two_selfplay_processes_and_a_learner_share_an_s3_run() {
         c.kill().unwrap();
         c.wait().unwrap();
         check_run(&open(&moto, &cache(&format!("check-kill{k}")), &url));
+        let out = ok(cmd(&moto, &cache("vzero-check"), &["check", "--run", &url]).output().unwrap(), "vzero check");
+        assert!(out.starts_with(&format!("ok: {url}: ")), "{out}");
     }
 
     // 3. Resume: training goes on from the newest checkpoint, metrics steps go forward.

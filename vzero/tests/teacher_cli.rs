@@ -148,3 +148,64 @@ fn import_then_learn_then_train_on_one_run() {
     assert!(selfplay.iter().all(|c| c.meta.network != "gen-000000-step-000000000"), "self-play started from generation 0");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Every file of a directory tree with its contents (to show that a command changed nothing).
+fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                out.insert(p.strip_prefix(dir).unwrap().to_path_buf(), std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn a_run_takes_its_variant_from_its_data_and_a_failed_command_changes_nothing() {
+    let dir = fresh("variant");
+    let run = dir.join("run");
+    let run_s = run.to_str().unwrap();
+    let pgn = dir.join("shogun.pgn");
+    let (code, out, err) = vzero(&["match", "greedy", "random", "--variant", "shogun", "--games", "2", "--seed", "3", "--max-plies", "60", "--no-progress", "--pgn", pgn.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let (code, out, err) = vzero(&["import", "--variant", "shogun", "--from", pgn.to_str().unwrap(), "--run", run_s, "--no-progress"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(!run.join("config.toml").exists(), "import writes no config");
+
+    // Another variant than the data's: refused, naming both, and the run is as it was.
+    let before = snapshot(&run);
+    let tiny = dir.join("tiny-empire.toml");
+    std::fs::write(&tiny, common::tiny_config("", "")).unwrap();
+    for args in [
+        vec!["learn", "--variant", "empire", "--run", run_s, "--steps", "1", "--quiet"],
+        vec!["train", "--config", tiny.to_str().unwrap(), "--run", run_s, "--steps", "1", "--quiet"],
+        vec!["selfplay", "--variant", "empire", "--run", run_s, "--games", "1", "--quiet"],
+    ] {
+        let (code, out, err) = vzero(&args);
+        assert_ne!(code, 0, "{args:?}: {out}");
+        assert!(err.contains("holds variant 'shogun'") && err.contains("not 'empire'") && err.contains(".h5"), "{args:?}: {err}");
+        assert_eq!(snapshot(&run), before, "{args:?} changed the run");
+    }
+
+    // Without --variant: the run's data decides.
+    let (code, out, err) = vzero(&["learn", "--run", run_s, "--steps", "0", "--quiet"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let stored = std::fs::read_to_string(run.join("config.toml")).unwrap();
+    assert!(stored.contains("variant = \"shogun\""), "{stored}");
+    let ckpt = RunDir::create_or_open(&run).unwrap().latest_checkpoint().unwrap().unwrap();
+    assert!(std::fs::read_to_string(&ckpt).unwrap().contains("\"shogun\""), "{}", ckpt.display());
+
+    // A config/variant conflict with the stored config: a clear error, the run unchanged.
+    let before = snapshot(&run);
+    let (code, _, err) = vzero(&["learn", "--variant", "empire", "--run", run_s, "--steps", "1", "--quiet"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("--variant empire does not match the config's variant 'shogun'"), "{err}");
+    assert_eq!(snapshot(&run), before, "the conflict changed the run");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -177,6 +177,8 @@ fn tiny_training_loop_publishes_reloads_and_resumes() {
     let target = first.step + 3;
     let (code, out, err) = vzero(&["learn", "--run", run_s, "--steps", &target.to_string(), "--minutes", "3", "--quiet"]);
     assert_eq!(code, 0, "{out}\n{err}");
+    let lock = run_path.join("learner.lock");
+    assert!(!lock.exists(), "the lease is released on exit");
     let newest = run.latest_checkpoint_entry().unwrap().unwrap();
     assert!(newest.generation > first.generation && newest.step >= target, "{newest:?}");
     let worker = format!("p{}w0", child.id());
@@ -196,6 +198,26 @@ fn tiny_training_loop_publishes_reloads_and_resumes() {
     child.wait().unwrap();
     assert!(picked_up, "self-play never wrote games with {}", newest.name());
 
+    // One learner per run: while one holds the lease, a second is refused, naming the holder.
+    let mut dead = Command::new(env!("CARGO_BIN_EXE_vzero")).args(["learn", "--run", run_s, "--minutes", "5", "--quiet"]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let t = Instant::now();
+    while !std::fs::read_to_string(&lock).is_ok_and(|l| l.contains(&format!("\"pid\": {}", dead.id()))) && t.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let (code, _, err) = vzero(&["learn", "--run", run_s, "--steps", "1000", "--quiet"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("has a learner already") && err.contains(&format!("pid {} (vzero learn)", dead.id())) && err.contains("since"), "{err}");
+    // `vzero status` shows the learner, and the killed self-play process as gone.
+    let (code, status, err) = vzero(&["status", "--run", run_s]);
+    assert_eq!(code, 0, "{err}");
+    assert!(status.contains(&format!("learner      host ")) && status.contains(&format!("pid {} (vzero learn)", dead.id())), "{status}");
+    assert!(status.contains(&format!(":{} gone (killed)", child.id())) && status.contains(&format!(":{} running", dead.id())), "{status}");
+    assert!(status.contains("network      gen-") && status.lines().any(|l| l.starts_with("data ") && l.contains(" games, ")), "{status}");
+    // A SIGKILLed learner leaves its lease behind; the next learner takes it over.
+    dead.kill().unwrap();
+    dead.wait().unwrap();
+    assert!(lock.exists(), "a SIGKILLed learner cannot remove its lease");
+
     // ... and resumed: nothing half-written is read, training continues from the newest step.
     let before = steps(&run_path);
     let (code, out, err) = vzero(&["train", "--run", run_s, "--games", "4", "--quiet"]);
@@ -207,5 +229,14 @@ fn tiny_training_loop_publishes_reloads_and_resumes() {
     assert!(run.latest_checkpoint_entry().unwrap().unwrap().step >= newest.step);
     let leftovers: Vec<_> = std::fs::read_dir(run.data_dir()).unwrap().filter_map(|e| e.ok()).filter(|e| !e.file_name().to_string_lossy().ends_with(".h5")).collect();
     assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+    let (code, out, err) = vzero(&["check", "--run", run_s]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.starts_with("ok: ") && out.contains(" chunks (") && out.contains(" checkpoints"), "{out}");
+    // A broken invariant is found: a second copy of a chunk counts its games twice.
+    let chunk = run.list_chunks().unwrap().into_iter().next().unwrap();
+    std::fs::copy(&chunk, chunk.with_file_name("9999999999999-copy-000000.h5")).unwrap();
+    let (code, out, _) = vzero(&["check", "--run", run_s]);
+    assert_ne!(code, 0);
+    assert!(out.contains("counted twice"), "{out}");
     let _ = std::fs::remove_dir_all(&dir);
 }

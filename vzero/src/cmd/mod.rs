@@ -9,5 +9,6 @@ pub mod out;
 pub mod train;
 pub mod rules;
 pub mod search;
+pub mod status;
 pub mod teacher;
 pub mod uci;

@@ -153,6 +153,7 @@ pub fn gauntlet(a: GauntletArgs) -> Result<()> {
         }
     });
     let g = run_gauntlet(&run, variant, &ckpt, &cfg.gauntlet, minutes)?;
+    vzero_trainer::tensorboard::RunEvents::new(&run).log_elo(g.row.step, &g.elo_vs_opponents());
     println!("{}", g.line());
     print!("{}", vzero_arena::format_table(&g.ratings));
     let dir = vzero_arena::gauntlet::arena_dir(&run);

@@ -1,0 +1,265 @@
+//! Heartbeats: every process that writes to a run (self-play, learner, `vzero train`) keeps a
+//! small record of itself at `<run>/heartbeats/<host>-<pid>.json`, rewritten every few seconds
+//! by a thread of its own, so that `vzero status` can list who works on a run, with their
+//! rates, from the run alone (on disk or on object storage, across machines).
+//!
+//! A record is written whole each time (a temporary file renamed over it, or one PUT), so a
+//! reader never sees a partial one; the last write of a process that stops says `stopped`.
+//! A process killed without warning leaves a `running` record that stops being renewed: the
+//! reader judges it by its age ([`Beat::age`]).
+
+use std::collections::VecDeque;
+use std::fs;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{io_err, DataError, Result};
+use crate::remote::{Remote, Write};
+use crate::periodic::Periodic;
+use crate::rundir::{hostname, now_unix, RunDir};
+
+/// The run's sub-directory (or key prefix) of heartbeat records.
+pub const HEARTBEAT_DIR: &str = "heartbeats";
+
+/// How often a process rewrites its record.
+pub const BEAT_PERIOD: Duration = Duration::from_secs(10);
+
+/// Over how long the rates of a record are measured.
+const RATE_WINDOW: Duration = Duration::from_secs(300);
+
+/// A process's counters at one moment (what its heartbeat reports).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Progress {
+    /// Self-play games finished by this process.
+    pub games: u64,
+    /// Training rows written by this process.
+    pub rows: u64,
+    /// The learner's step (0 for self-play).
+    pub step: u64,
+    /// The newest generation it published or plays.
+    pub generation: u64,
+}
+
+/// One heartbeat record.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Beat {
+    pub host: String,
+    pub pid: u32,
+    /// `selfplay`, `learner` or `train` (both in one process).
+    pub role: String,
+    /// Unix seconds when the process started working on the run.
+    pub started: u64,
+    /// Unix seconds of this record.
+    pub updated: u64,
+    /// `running`, or `stopped` (its last record, written on a clean exit).
+    pub state: String,
+    pub games: u64,
+    pub rows: u64,
+    pub step: u64,
+    pub generation: u64,
+    /// Games per minute over the last five minutes (or since the start, if shorter).
+    pub games_per_min: f64,
+    /// Learner steps per minute, likewise.
+    pub steps_per_min: f64,
+}
+
+impl Beat {
+    /// Seconds since the record was written, at unix time `now`.
+    pub fn age(&self, now: u64) -> u64 {
+        now.saturating_sub(self.updated)
+    }
+
+    /// True when the record's process is known to be gone: it ran on this host and no such
+    /// process exists (killed without its last record). Records of other hosts: false.
+    pub fn is_gone(&self) -> bool {
+        self.host == hostname() && !std::path::Path::new(&format!("/proc/{}", self.pid)).exists()
+    }
+
+    /// The record's name in the run: `<host>-<pid>.json`.
+    pub fn file_name(&self) -> String {
+        format!("{}-{}.json", self.host, self.pid)
+    }
+}
+
+/// Where records are written.
+enum Target {
+    Disk(PathBuf),
+    Object(Arc<Remote>),
+}
+
+impl Target {
+    fn of(run: &RunDir) -> Target {
+        match run.remote() {
+            Some(r) => Target::Object(r.clone()),
+            None => Target::Disk(run.root().join(HEARTBEAT_DIR)),
+        }
+    }
+
+    fn write(&self, beat: &Beat) -> Result<()> {
+        let bytes = serde_json::to_vec_pretty(beat).unwrap_or_default();
+        match self {
+            Target::Disk(dir) => {
+                fs::create_dir_all(dir).map_err(io_err(dir))?;
+                crate::chunk::write_file_atomic(&dir.join(beat.file_name()), &bytes)
+            }
+            Target::Object(r) => r.write_object(&format!("{HEARTBEAT_DIR}/{}", beat.file_name()), bytes, Write::Overwrite).map(|_| ()),
+        }
+    }
+}
+
+struct Sampler {
+    source: Box<dyn Fn() -> Progress + Send>,
+    history: VecDeque<(Instant, Progress)>,
+}
+
+impl Sampler {
+    /// The counters now, with their rates per minute over [`RATE_WINDOW`].
+    fn sample(&mut self) -> (Progress, f64, f64) {
+        let now = Instant::now();
+        let p = (self.source)();
+        self.history.push_back((now, p));
+        while self.history.len() > 2 && self.history.front().is_some_and(|(t, _)| now.duration_since(*t) > RATE_WINDOW) {
+            self.history.pop_front();
+        }
+        let (t0, p0) = self.history.front().copied().unwrap_or((now, p));
+        let minutes = now.duration_since(t0).as_secs_f64() / 60.0;
+        let rate = |a: u64, b: u64| if minutes > 0.0 { a.saturating_sub(b) as f64 / minutes } else { 0.0 };
+        (p, rate(p.games, p0.games), rate(p.step, p0.step))
+    }
+}
+
+struct Shared {
+    target: Target,
+    base: Beat,
+    sampler: Mutex<Sampler>,
+}
+
+impl Shared {
+    fn beat(&self, state: &str) -> Result<()> {
+        let (p, games_per_min, steps_per_min) = self.sampler.lock().unwrap_or_else(|e| e.into_inner()).sample();
+        let beat = Beat {
+            updated: now_unix(),
+            state: state.to_string(),
+            games: p.games,
+            rows: p.rows,
+            step: p.step,
+            generation: p.generation,
+            games_per_min,
+            steps_per_min,
+            ..self.base.clone()
+        };
+        self.target.write(&beat)
+    }
+}
+
+/// A process's heartbeat: rewrites its record every `period` until dropped, then writes a
+/// last one marked `stopped`. Failed writes (a store that is down for a while) are retried at
+/// the next period and never stop the process.
+pub struct Heartbeat {
+    shared: Arc<Shared>,
+    thread: Option<Periodic>,
+}
+
+impl Heartbeat {
+    /// Starts the heartbeat of this process in `run` as `role`, reporting what `source` returns.
+    pub fn start(run: &RunDir, role: &str, period: Duration, source: Box<dyn Fn() -> Progress + Send>) -> Result<Heartbeat> {
+        let now = now_unix();
+        let base = Beat {
+            host: hostname(),
+            pid: std::process::id(),
+            role: role.to_string(),
+            started: now,
+            updated: now,
+            state: "running".into(),
+            games: 0,
+            rows: 0,
+            step: 0,
+            generation: 0,
+            games_per_min: 0.0,
+            steps_per_min: 0.0,
+        };
+        let shared = Arc::new(Shared {
+            target: Target::of(run),
+            base,
+            sampler: Mutex::new(Sampler { source, history: VecDeque::new() }),
+        });
+        shared.beat("running")?;
+        let s = shared.clone();
+        let thread = Periodic::start("heartbeat", period, move || {
+            let _ = s.beat("running");
+        })
+        .map_err(|e| DataError::Store { msg: format!("starting the heartbeat thread: {e}") })?;
+        Ok(Heartbeat { shared, thread: Some(thread) })
+    }
+}
+
+impl Drop for Heartbeat {
+    fn drop(&mut self) {
+        if let Some(mut t) = self.thread.take() {
+            t.stop();
+        }
+        let _ = self.shared.beat("stopped");
+    }
+}
+
+/// Every heartbeat record of the run, newest first. Records that do not parse are skipped.
+pub fn read_heartbeats(run: &RunDir) -> Result<Vec<Beat>> {
+    let mut out: Vec<Beat> = Vec::new();
+    match run.remote() {
+        Some(r) => {
+            for name in r.list(HEARTBEAT_DIR)?.into_iter().filter(|n| n.ends_with(".json")) {
+                if let Some((bytes, _)) = r.read_object(&format!("{HEARTBEAT_DIR}/{name}"))? {
+                    out.extend(serde_json::from_slice::<Beat>(&bytes).ok());
+                }
+            }
+        }
+        None => {
+            let dir = run.root().join(HEARTBEAT_DIR);
+            let rd = match fs::read_dir(&dir) {
+                Ok(rd) => rd,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+                Err(e) => return Err(io_err(&dir)(e)),
+            };
+            for e in rd.flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if name.ends_with(".json") && !name.starts_with('.') {
+                    if let Ok(bytes) = fs::read(e.path()) {
+                        out.extend(serde_json::from_slice::<Beat>(&bytes).ok());
+                    }
+                }
+            }
+        }
+    }
+    out.sort_by(|a, b| b.updated.cmp(&a.updated).then(a.file_name().cmp(&b.file_name())));
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    #[test]
+    fn a_heartbeat_reports_counters_and_says_when_it_stopped() {
+        let d = tempfile::tempdir().unwrap();
+        let run = RunDir::create_or_open(d.path().join("run")).unwrap();
+        let games = Arc::new(AtomicU64::new(3));
+        let g = games.clone();
+        let hb = Heartbeat::start(&run, "selfplay", Duration::from_millis(50), Box::new(move || Progress { games: g.load(Ordering::Relaxed), rows: 30, ..Default::default() })).unwrap();
+        let first = read_heartbeats(&run).unwrap();
+        assert_eq!(first.len(), 1);
+        assert_eq!((first[0].games, first[0].rows, first[0].state.as_str(), first[0].pid), (3, 30, "running", std::process::id()));
+        games.store(10, Ordering::Relaxed);
+        std::thread::sleep(Duration::from_millis(300));
+        let b = &read_heartbeats(&run).unwrap()[0];
+        assert_eq!(b.games, 10);
+        assert!(b.games_per_min > 0.0, "{b:?}");
+        drop(hb);
+        let last = &read_heartbeats(&run).unwrap()[0];
+        assert_eq!(last.state, "stopped");
+        assert!(!run.root().join(HEARTBEAT_DIR).read_dir().unwrap().flatten().any(|e| e.file_name().to_string_lossy().ends_with(".tmp")));
+    }
+}
