@@ -104,7 +104,12 @@ kill_phase() {
     PIDS+=("${pid[$i]}")
   }
   for i in 0 1 2; do start "$i"; done
-  sleep 4
+  # Wait until the learner holds the run's lease (its lock file, or object through the store).
+  local t0=$SECONDS
+  until vz "$endpoint" "$WORK/cache-$tag-status" status --run "$run" 2>/dev/null | grep -q "^learner .*pid ${pid[0]} "; do
+    [ $((SECONDS - t0)) -lt 90 ] || die "$tag: the learner took no lease within 90 s (see its log: $(tail -n1 "$WORK/$tag-0.log"))"
+    sleep 0.3
+  done
   # A second learner on the held run is refused, naming the holder.
   local out
   if out=$(vz "$endpoint" "$WORK/cache-$tag-second" learn --config "$CFG" --run "$run" --steps 1000000 --minutes 0.2 --quiet 2>&1); then

@@ -15,3 +15,14 @@ if [ -x scripts/setup.sh ]; then
   bash scripts/setup.sh
 fi
 cargo test --workspace --release --locked "$@"
+# The rules against Fairy-Stockfish's own code: seeded random games of empire and shogun played by
+# pyffish (installed into .venv by setup.sh) and replayed by the release binary, position by
+# position (scripts/fsf_diff.py; about a minute on 2 cores). VZERO_SKIP_FSF=1 skips it.
+if [ "${VZERO_SKIP_FSF:-0}" != 1 ]; then
+  if [ ! -x target/release/vzero ]; then
+    cargo build --release --locked -p vzero --bin vzero
+  fi
+  .venv/bin/python scripts/fsf_diff.py --vzero target/release/vzero
+else
+  echo "test.sh: VZERO_SKIP_FSF=1: the Fairy-Stockfish differential test (scripts/fsf_diff.py) is skipped" >&2
+fi

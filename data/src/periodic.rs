@@ -20,6 +20,11 @@ impl Periodic {
             let (m, cv) = &*s;
             let mut stopped = m.lock().unwrap_or_else(|e| e.into_inner());
             loop {
+                // (checked before waiting too: a stop that came before this thread first waited
+                // must not cost a whole period)
+                if *stopped {
+                    return;
+                }
                 let (g, _) = cv.wait_timeout(stopped, period).unwrap_or_else(|e| e.into_inner());
                 stopped = g;
                 if *stopped {

@@ -78,6 +78,11 @@ pub struct PieceDef {
     /// Material value in pawns, for cheap evaluations.
     #[serde(default = "one")]
     pub value: f32,
+    /// Its letter in SAN, one uppercase letter (Fairy-Stockfish's piece character, such as `G`
+    /// for shogun's centaur, where that differs from the FEN letter); default: the FEN text for
+    /// White (`N`, `+N`).
+    #[serde(default)]
+    pub san: Option<String>,
 }
 
 fn one() -> f32 {

@@ -22,6 +22,7 @@ mod fen;
 mod game;
 mod movegen;
 mod position;
+mod san;
 mod types;
 pub mod variant;
 

@@ -53,6 +53,8 @@ pub struct PieceInfo {
     pub base: Option<PieceType>,
     /// For promotable types: the shogi-style promoted type.
     pub promotes_to: Option<PieceType>,
+    /// Its text in SAN (`N`, `G`; `+N` for a promoted type without a SAN letter of its own).
+    pub san: String,
 }
 
 impl PieceInfo {
@@ -301,6 +303,14 @@ impl<B: Bitboard> Rules<B> {
                 return Err(verr(src, format!("piece letter '{}' defined twice", p.letter)));
             }
             betza::parse(&p.betza).map_err(|e| verr(src, format!("piece '{}' betza '{}': {e}", p.letter, p.betza)))?;
+            let san = match &p.san {
+                Some(t) if t.len() == 1 && t.bytes().all(|b| b.is_ascii_uppercase()) => t.clone(),
+                Some(t) => return Err(verr(src, format!("piece '{}' san '{t}' must be one uppercase letter", p.letter))),
+                None => p.letter.to_ascii_uppercase(),
+            };
+            if pieces.iter().any(|q: &PieceInfo| q.san == san) {
+                return Err(verr(src, format!("piece '{}': SAN letter '{san}' is used twice", p.letter)));
+            }
             pieces.push(PieceInfo {
                 letter,
                 promoted,
@@ -311,6 +321,7 @@ impl<B: Bitboard> Rules<B> {
                 value: p.value,
                 base: None,
                 promotes_to: None,
+                san,
             });
         }
         for i in 0..pieces.len() {

@@ -65,6 +65,8 @@ fn broken_variant_definitions_are_reported() {
         (base.replace("stalemate = \"loss\"", "stalemate = \"maybe\""), "win, draw or loss"),
         (base.replace("start_fen = \"rnbqkbnr", "start_fen = \"rnbqkbxr"), "start_fen"),
         (base.replace("royal = true", "royal = false"), "royal"),
+        (base.replace("name = \"eagle\"", "name = \"eagle\"\nsan = \"e\""), "one uppercase letter"),
+        (base.replace("name = \"eagle\"", "name = \"eagle\"\nsan = \"Q\""), "used twice"),
     ];
     for (text, needle) in cases {
         let e = Variant::from_toml(&text, "broken.toml").unwrap_err().to_string();

@@ -1,8 +1,8 @@
-//! `vzero`: the command users run. The rules commands (`perft`, `moves`, `result`, `variants`)
-//! run here, in a binary without LibTorch, so they start in milliseconds (scripts call them
-//! thousands of times, GUIs probe them); every other command — and `--help`, `--version` — is
-//! handed to the sibling binary `vzero-torch` (same directory, same arguments, exec'd in place so
-//! the process id, standard streams and exit status are the same).
+//! `vzero`: the command users run. The rules commands (`perft`, `moves`, `result`, `replay`,
+//! `variants`) run here, in a binary without LibTorch, so they start in milliseconds (scripts
+//! call them thousands of times, GUIs probe them); every other command — and `--help`,
+//! `--version` — is handed to the sibling binary `vzero-torch` (same directory, same arguments,
+//! exec'd in place so the process id, standard streams and exit status are the same).
 
 #[path = "cmd/rules.rs"]
 mod rules;

@@ -68,3 +68,31 @@ fn variants_are_listed() {
         assert!(out.lines().any(|l| l.starts_with(name)), "{out}");
     }
 }
+
+#[test]
+fn replay_prints_one_json_line_per_position() {
+    let (code, out, err) = vzero(&["replay", "--variant", "empire", "--moves", "b1a2 b8a6 a2b1 a6b8 b1a2 b8a6 a2b1 a6b8"]);
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<serde_json::Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 9);
+    assert_eq!(lines[0]["fen"], "rnbqkbnr/pppppppp/8/8/8/PPPSSPPP/8/TECDKCET w kq - 0 1");
+    assert_eq!(lines[0]["moves"].as_array().unwrap().len(), 30);
+    assert_eq!(lines[0]["move"], "b1a2");
+    assert_eq!(lines[0]["san"], "Ea2");
+    assert_eq!(lines[1]["san"], "Na6");
+    assert_eq!((lines[8]["result"].as_str(), lines[8]["reason"].as_str()), (Some("loss"), Some("repetition")));
+    assert!(lines[8]["move"].is_null() && lines[8]["san"].is_null());
+    let sorted = |v: &serde_json::Value| {
+        let m: Vec<&str> = v["moves"].as_array().unwrap().iter().map(|x| x.as_str().unwrap()).collect();
+        m.windows(2).all(|w| w[0] < w[1])
+    };
+    assert!(lines.iter().all(sorted));
+    // A check, and an illegal move: the lines up to it, then one error line.
+    let (code, out, err) = vzero(&["replay", "--variant", "shogun", "--moves", "e2e4 f7f6 d1h5 e2e4"]);
+    assert_ne!(code, 0);
+    let lines: Vec<serde_json::Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 4);
+    assert_eq!(lines[2]["san"], "Qh5+");
+    assert_eq!(lines[3]["check"], true);
+    assert!(err.starts_with("error: ") && err.trim().lines().count() == 1, "{err}");
+}

@@ -1,5 +1,5 @@
-//! Rules commands: `perft`, `moves`, `result`, `variants`. They use no network: the `vzero`
-//! binary (`src/front.rs`) runs them without loading LibTorch, and so does `vzero-torch`.
+//! Rules commands: `perft`, `moves`, `result`, `replay`, `variants`. They use no network: the
+//! `vzero` binary (`src/front.rs`) runs them without loading LibTorch, and so does `vzero-torch`.
 
 use anyhow::{bail, Result};
 use std::io::Write;
@@ -8,7 +8,7 @@ use vzero_rules::{Game, Position, Variant};
 
 /// The names of the rules commands.
 #[allow(dead_code)] // used by the front binary (src/front.rs) only
-pub const COMMANDS: [&str; 4] = ["perft", "moves", "result", "variants"];
+pub const COMMANDS: [&str; 5] = ["perft", "moves", "result", "replay", "variants"];
 
 /// The rules commands, as both binaries parse them.
 #[derive(clap::Subcommand, Debug)]
@@ -19,6 +19,9 @@ pub enum RulesCommand {
     Moves(MovesArgs),
     /// Print the game state as `<ongoing|win|loss|draw> <reason>` for the side to move.
     Result(MovesArgs),
+    /// Replay a game: one JSON line per position (the start and after each move) with its FEN,
+    /// check, result, sorted legal moves and the SAN of the move played from it.
+    Replay(MovesArgs),
     /// List the variants with a description and the rules file each follows.
     Variants,
 }
@@ -30,6 +33,7 @@ impl RulesCommand {
             RulesCommand::Perft(a) => perft(a),
             RulesCommand::Moves(a) => moves(a),
             RulesCommand::Result(a) => result(a),
+            RulesCommand::Replay(a) => replay(a),
             RulesCommand::Variants => variants(),
         }
     }
@@ -134,6 +138,63 @@ pub fn moves(a: MovesArgs) -> Result<()> {
 /// `vzero result`.
 pub fn result(a: MovesArgs) -> Result<()> {
     println!("{}", a.pos.game()?.result());
+    Ok(())
+}
+
+/// `vzero replay`: for each position of the game — the start (`--fen` or the variant's), then
+/// the position after each of `--moves` — one line of JSON:
+///
+/// `{"ply":0,"fen":"…","check":false,"result":"ongoing","reason":"none","moves":["a3a4",…],"move":"e2e4","san":"e4"}`
+///
+/// `fen` as Fairy-Stockfish writes it, `check` whether the side to move is in check, `result`
+/// and `reason` as `vzero result` prints them (the game's history counts, for repetition),
+/// `moves` the legal moves in UCI notation sorted as strings, `move` and `san` the next move of
+/// `--moves` and its SAN in Fairy-Stockfish's form (both `null` at the last position). Moves
+/// after the end of the game are played all the same. An illegal move ends the output after its
+/// position's line with `error: …` and exit status 1. The rules differential test
+/// (`scripts/fsf_diff.py`) reads this.
+pub fn replay(a: MovesArgs) -> Result<()> {
+    let v = Variant::load(&a.pos.variant)?;
+    let mut game = match &a.pos.fen {
+        Some(f) => Game::from_fen(v, f)?,
+        None => Game::startpos(v),
+    };
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut played = a.pos.moves.split_whitespace();
+    let mut ply = 0usize;
+    loop {
+        let pos = *game.position();
+        let mut moves: Vec<String> = pos.legal_moves().into_iter().map(|m| pos.uci(m)).collect();
+        moves.sort();
+        let next = played.next();
+        let parsed = next.map(|t| pos.parse_uci(t));
+        let san = match &parsed {
+            Some(Ok(m)) => Some(pos.san(*m)),
+            _ => None,
+        };
+        let r = game.result();
+        let line = serde_json::json!({
+            "ply": ply,
+            "fen": pos.fen(),
+            "check": pos.is_check(),
+            "result": r.outcome.to_string(),
+            "reason": r.reason.to_string(),
+            "moves": moves,
+            "move": next,
+            "san": san,
+        });
+        writeln!(out, "{line}")?;
+        match parsed {
+            None => break,
+            Some(Ok(m)) => game.play(m),
+            Some(Err(e)) => {
+                out.flush()?;
+                return Err(e.into());
+            }
+        }
+        ply += 1;
+    }
+    out.flush()?;
     Ok(())
 }
 
