@@ -59,6 +59,9 @@ enum Command {
     /// Benchmarks printing medians and ratios.
     #[command(subcommand)]
     Bench(cmd::bench::BenchCommand),
+    /// Fairy-Stockfish NNUE nets (`vzero nnue eval`, `vzero nnue material`, `vzero nnue info`).
+    #[command(subcommand)]
+    Nnue(cmd::nnue::NnueCommand),
 }
 
 fn main() {
@@ -84,6 +87,7 @@ fn main() {
         Command::Export(a) => cmd::net::export(a),
         Command::Openings(a) => cmd::openings::openings(a),
         Command::Book(c) => cmd::openings::book(c),
+        Command::Nnue(c) => cmd::nnue::run(c),
     };
     cmd::rules::exit_on_error(result);
 }

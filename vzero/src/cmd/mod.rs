@@ -4,6 +4,7 @@ pub mod analyse;
 pub mod arena;
 pub mod bench;
 pub mod net;
+pub mod nnue;
 pub mod openings;
 pub mod out;
 pub mod train;
