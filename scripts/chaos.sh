@@ -31,10 +31,14 @@ done
 RANDOM=$SEED
 
 if [ "$SHORT" = 1 ]; then
-  KILLS=3; PAUSE_S=8; ERRORS_S=8; PHASE_MIN=1; GAP=2
+  KILLS=3; PAUSE_S=8; ERRORS_S=8; PHASE_MIN=1; FAULT_MIN=0.5; GAP=2
 else
-  KILLS=12; PAUSE_S=30; ERRORS_S=30; PHASE_MIN=4; GAP=5
+  KILLS=12; PAUSE_S=30; ERRORS_S=30; PHASE_MIN=4; FAULT_MIN=2; GAP=5
 fi
+
+# Requests the store does not answer are abandoned (and retried) after this many seconds, less
+# than the pause, so that the pause exercises the retries of create-if-absent uploads.
+S3_TIMEOUT_S=5
 
 BIN="$ROOT/target/release/vzero"
 if [ ! -x "$BIN" ] || [ ! -x "$ROOT/target/release/vzero-torch" ]; then
@@ -73,7 +77,7 @@ free_port() { "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)
 vz() {
   local endpoint=$1 cache=$2; shift 2
   env AWS_ENDPOINT="$endpoint" AWS_ALLOW_HTTP=true AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test \
-    AWS_REGION=us-east-1 VZERO_CACHE="$cache" "$BIN" "$@"
+    AWS_REGION=us-east-1 VZERO_S3_TIMEOUT_S=$S3_TIMEOUT_S VZERO_CACHE="$cache" "$BIN" "$@"
 }
 
 # check RUN ENDPOINT: the invariants hold; prints the counts line.
@@ -99,7 +103,7 @@ kill_phase() {
     if [ "${role[$i]}" = learn ]; then args=(learn --config "$CFG" --run "$run" --minutes "$PHASE_MIN" --quiet)
     else args=(selfplay --config "$CFG" --run "$run" --minutes "$PHASE_MIN" --quiet); fi
     env AWS_ENDPOINT="$endpoint" AWS_ALLOW_HTTP=true AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test \
-      AWS_REGION=us-east-1 VZERO_CACHE="$WORK/cache-$tag-$i" "$BIN" "${args[@]}" >>"$WORK/$tag-$i.log" 2>&1 &
+      AWS_REGION=us-east-1 VZERO_S3_TIMEOUT_S=$S3_TIMEOUT_S VZERO_CACHE="$WORK/cache-$tag-$i" "$BIN" "${args[@]}" >>"$WORK/$tag-$i.log" 2>&1 &
     pid[$i]=$!
     PIDS+=("${pid[$i]}")
   }
@@ -184,25 +188,41 @@ S3_RUN="s3://chaos/runs/tiny"
 log "s3: $KILLS random kills of 2 self-play processes and a learner"
 kill_phase "$S3_RUN" "$EP" s3
 
-log "s3: the server paused for $PAUSE_S s, then answering errors for $ERRORS_S s, during a train"
-env AWS_ENDPOINT="$EP" AWS_ALLOW_HTTP=true AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test \
-  AWS_REGION=us-east-1 VZERO_CACHE="$WORK/cache-s3-train" "$BIN" train --run "$S3_RUN" --minutes "$PHASE_MIN" --quiet >"$WORK/s3-train.log" 2>&1 &
-TRAIN=$!; PIDS+=("$TRAIN")
-sleep 6
-kill -STOP "$MOTO_PID"; sleep "$PAUSE_S"; kill -CONT "$MOTO_PID"
-N_PAUSES=$((N_PAUSES + 1))
-sleep 3
-touch "$FAIL"; sleep "$ERRORS_S"; rm -f "$FAIL"
-N_ERROR_WINDOWS=$((N_ERROR_WINDOWS + 1))
-N_ERRORS_SERVED=$(cat "$FAIL.count" 2>/dev/null || echo 0)
-log "s3: the proxy answered $N_ERRORS_SERVED requests with 503"
-if wait "$TRAIN"; then
-  log "s3: vzero train rode out the pause and the errors"
-else
-  # A store that stays unreachable past the client's retries may stop a process; it must
-  # stop cleanly and the run must resume.
-  log "s3: vzero train stopped: $(tail -n1 "$WORK/s3-train.log")"
-fi
+# s3_fault NAME ACTION: a `vzero train` on the S3 run while ACTION (a function) runs; the train
+# rides the fault out or stops with an error, and the run's invariants hold either way.
+N_RODE_OUT=0; N_STOPPED=0
+s3_fault() {
+  local name=$1 action=$2
+  env AWS_ENDPOINT="$EP" AWS_ALLOW_HTTP=true AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test \
+    AWS_REGION=us-east-1 VZERO_S3_TIMEOUT_S=$S3_TIMEOUT_S VZERO_CACHE="$WORK/cache-s3-$name" "$BIN" train --run "$S3_RUN" --minutes "$FAULT_MIN" --quiet >"$WORK/s3-$name.log" 2>&1 &
+  local train=$!; PIDS+=("$train")
+  sleep 6
+  "$action"
+  if wait "$train"; then
+    N_RODE_OUT=$((N_RODE_OUT + 1))
+    log "s3: vzero train rode out the $name"
+  else
+    # A store that stays unreachable past the retries may stop a process: it must stop with a
+    # clear error, and the run must be intact and resume.
+    N_STOPPED=$((N_STOPPED + 1))
+    log "s3: vzero train stopped during the $name: $(tail -n1 "$WORK/s3-$name.log" | cut -c1-240)"
+  fi
+  check "$S3_RUN" "$EP"
+}
+pause_server() {
+  log "s3: the server paused (SIGSTOP) for $PAUSE_S s during a train"
+  kill -STOP "$MOTO_PID"; sleep "$PAUSE_S"; kill -CONT "$MOTO_PID"
+  N_PAUSES=$((N_PAUSES + 1))
+}
+server_errors() {
+  log "s3: the server answering 503 to every request for $ERRORS_S s during a train"
+  touch "$FAIL"; sleep "$ERRORS_S"; rm -f "$FAIL"
+  N_ERROR_WINDOWS=$((N_ERROR_WINDOWS + 1))
+  N_ERRORS_SERVED=$(cat "$FAIL.count" 2>/dev/null || echo 0)
+  log "s3: the proxy answered $N_ERRORS_SERVED requests with 503"
+}
+s3_fault pause pause_server
+s3_fault errors server_errors
 check "$S3_RUN" "$EP"
 resume "$S3_RUN" "$EP" s3
 readers "$S3_RUN" "$EP" s3
@@ -230,6 +250,6 @@ else
 fi
 
 T1=$(date +%s)
-echo "chaos: ok in $((T1 - T0)) s: $N_KILLS kills, $N_REFUSED second learners refused, $N_PAUSES server pauses of $PAUSE_S s, $N_ERROR_WINDOWS error windows of $ERRORS_S s ($N_ERRORS_SERVED requests answered 503), disk full $N_DISK_FULL times (phase run: $DISK_FULL_RUN), $N_CHECKS run checks"
+echo "chaos: ok in $((T1 - T0)) s: $N_KILLS kills, $N_REFUSED second learners refused, $N_PAUSES server pauses of $PAUSE_S s, $N_ERROR_WINDOWS error windows of $ERRORS_S s ($N_ERRORS_SERVED requests answered 503; trains rode out $N_RODE_OUT of these faults, $N_STOPPED stopped cleanly), disk full $N_DISK_FULL times (phase run: $DISK_FULL_RUN), $N_CHECKS run checks"
 echo "chaos: disk run: $DISK_COUNTS"
 echo "chaos: s3 run: $S3_COUNTS"

@@ -26,3 +26,11 @@ if [ "${VZERO_SKIP_FSF:-0}" != 1 ]; then
 else
   echo "test.sh: VZERO_SKIP_FSF=1: the Fairy-Stockfish differential test (scripts/fsf_diff.py) is skipped" >&2
 fi
+# Faults together (docs/reliability.md): processes SIGKILLed, a second learner, a paused and a
+# failing S3 server, a full disk, with `vzero check` after each; the short form, ~4 minutes.
+# VZERO_SKIP_CHAOS=1 skips it.
+if [ "${VZERO_SKIP_CHAOS:-0}" != 1 ]; then
+  bash scripts/chaos.sh --short
+else
+  echo "test.sh: VZERO_SKIP_CHAOS=1: the fault test (scripts/chaos.sh --short) is skipped" >&2
+fi

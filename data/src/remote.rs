@@ -46,6 +46,10 @@ pub struct StorageOptions {
     /// Local cache directory (default: `VZERO_CACHE`, else `$XDG_CACHE_HOME/vzero`, else
     /// `~/.cache/vzero`).
     pub cache_dir: Option<PathBuf>,
+    /// Seconds after which a request that got no answer is abandoned and retried (default:
+    /// `VZERO_S3_TIMEOUT_S`, else 30).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_s: Option<u64>,
 }
 
 /// True when `spec` names an object-storage run (`s3://…`) rather than a local directory.
@@ -80,6 +84,10 @@ static PRIVATE_SEQ: AtomicU64 = AtomicU64::new(0);
 
 /// Sub-directories of a run whose objects never change once published (cached by name, shared).
 const IMMUTABLE_DIRS: [&str; 3] = ["data", "checkpoints", "archive"];
+
+/// How long a create-if-absent upload is retried after errors that the client does not retry
+/// itself (a timeout: the PUT may or may not have happened).
+const CREATE_RETRY_FOR: Duration = Duration::from_secs(240);
 
 /// Objects that processes read and write directly on the store, never through the cache:
 /// the learner's lease and the processes' heartbeats (see `crate::lease`, `crate::heartbeat`).
@@ -137,6 +145,19 @@ impl Remote {
         }
         if let Some(h) = opts.allow_http {
             b = b.with_allow_http(h);
+        }
+        let timeout = match opts.timeout_s {
+            Some(t) => Some(t),
+            None => match std::env::var("VZERO_S3_TIMEOUT_S") {
+                Ok(v) => Some(v.trim().parse::<u64>().map_err(|_| bad(&format!("VZERO_S3_TIMEOUT_S={v:?} is not a whole number of seconds")))?),
+                Err(_) => None,
+            },
+        };
+        if let Some(t) = timeout {
+            if t == 0 {
+                return Err(bad("the request timeout must be at least 1 second"));
+            }
+            b = b.with_config(object_store::aws::AmazonS3ConfigKey::Client(object_store::ClientConfigKey::Timeout), format!("{t}s"));
         }
         let store = b.build().map_err(store_err(url, "configuring the object store"))?;
         let rt = tokio::runtime::Builder::new_multi_thread()
@@ -215,15 +236,37 @@ impl Remote {
     pub fn publish(&self, local: &Path, create: bool) -> Result<()> {
         let rel = self.rel_of_local(local)?;
         let bytes = fs::read(local).map_err(io_err(local))?;
-        let mode = if create { PutMode::Create } else { PutMode::Overwrite };
         let key = self.key(&rel);
-        let res = self.rt.block_on(self.store.put_opts(&key, PutPayload::from(bytes), PutOptions { mode, ..Default::default() }));
-        match res {
-            Ok(_) => Ok(()),
-            Err(object_store::Error::AlreadyExists { .. }) | Err(object_store::Error::Precondition { .. }) => {
-                Err(DataError::Store { msg: format!("{}/{rel}: already published (objects of this kind are written once)", self.url) })
+        if !create {
+            // (the client retries an overwrite itself, also after a timeout)
+            let res = self.rt.block_on(self.store.put_opts(&key, PutPayload::from(bytes), PutOptions { mode: PutMode::Overwrite, ..Default::default() }));
+            return res.map(|_| ()).map_err(store_err(&self.url, &format!("uploading {rel}")));
+        }
+        let already = || DataError::Store { msg: format!("{}/{rel}: already published (objects of this kind are written once)", self.url) };
+        // A create-if-absent PUT that times out (a paused or overloaded store) may or may not
+        // have happened, so the client does not retry it: retry it here, and when the retry
+        // finds the object, it is ours if it holds exactly these bytes.
+        let deadline = std::time::Instant::now() + CREATE_RETRY_FOR;
+        let mut wait = Duration::from_millis(500);
+        let mut tried = false;
+        loop {
+            let res = self.rt.block_on(self.store.put_opts(&key, PutPayload::from(bytes.clone()), PutOptions { mode: PutMode::Create, ..Default::default() }));
+            match res {
+                Ok(_) => return Ok(()),
+                Err(object_store::Error::AlreadyExists { .. }) | Err(object_store::Error::Precondition { .. }) => {
+                    let ours = tried && self.read_object(&rel).ok().flatten().is_some_and(|(b, _)| b == bytes);
+                    return if ours { Ok(()) } else { Err(already()) };
+                }
+                Err(e @ (object_store::Error::PermissionDenied { .. } | object_store::Error::Unauthenticated { .. } | object_store::Error::NotFound { .. })) => {
+                    return Err(store_err(&self.url, &format!("uploading {rel}"))(e))
+                }
+                Err(e) if std::time::Instant::now() + wait > deadline => return Err(store_err(&self.url, &format!("uploading {rel}"))(e)),
+                Err(_) => {
+                    tried = true;
+                    std::thread::sleep(wait);
+                    wait = (wait * 2).min(Duration::from_secs(15));
+                }
             }
-            Err(e) => Err(store_err(&self.url, &format!("uploading {rel}"))(e)),
         }
     }
 

@@ -86,7 +86,7 @@ fn ok(o: Output, what: &str) -> String {
 
 /// The test process's view of the run, through a cache of its own.
 fn open(moto: &Moto, cache: &Path, url: &str) -> RunDir {
-    let opts = StorageOptions { endpoint: Some(moto.endpoint.clone()), region: Some("us-east-1".into()), allow_http: Some(true), cache_dir: Some(cache.to_path_buf()) };
+    let opts = StorageOptions { endpoint: Some(moto.endpoint.clone()), region: Some("us-east-1".into()), allow_http: Some(true), cache_dir: Some(cache.to_path_buf()), timeout_s: None };
     std::env::set_var("AWS_ACCESS_KEY_ID", "test");
     std::env::set_var("AWS_SECRET_ACCESS_KEY", "test");
     RunDir::open_with(url, &opts).unwrap()
