@@ -43,7 +43,9 @@ pub struct RunStatus {
     pub rows: u64,
     /// Rows imported or labelled.
     pub external_rows: u64,
-    /// Self-play games and rows of the chunks written in the last [`RATE_MINUTES`], per minute.
+    /// Minutes the rates are measured over: [`RATE_MINUTES`], or the run's age if it is younger.
+    pub rate_minutes: f64,
+    /// Self-play games and rows of the chunks written in the last `rate_minutes`, per minute.
     pub games_per_min: f64,
     pub rows_per_min: f64,
     /// Learner steps per minute over the last [`RATE_MINUTES`] (from metrics.csv).
@@ -93,6 +95,7 @@ impl RunStatus {
         };
         let since_ms = (now as f64 - RATE_MINUTES * 60.0) * 1000.0;
         let (mut chunks, mut games, mut rows, mut external_rows, mut recent_games, mut recent_rows) = (0, 0u64, 0u64, 0u64, 0u64, 0u64);
+        let mut first_ms: Option<u64> = None;
         for p in run.list_chunks()? {
             let Ok(c) = Chunk::open(&p) else { continue };
             if c.meta.source != Source::SelfPlay {
@@ -100,6 +103,9 @@ impl RunStatus {
                 continue;
             }
             chunks += 1;
+            if let Some(t) = chunk_unix_ms(&p) {
+                first_ms = Some(first_ms.map_or(t, |f| f.min(t)));
+            }
             games += c.games as u64;
             rows += c.rows as u64;
             if chunk_unix_ms(&p).is_some_and(|t| t as f64 >= since_ms) {
@@ -114,6 +120,8 @@ impl RunStatus {
             _ => 0.0,
         };
         let gauntlet = read_elo_csv(&arena_dir(&run).join("elo.csv"))?.pop();
+        let age_min = first_ms.map_or(RATE_MINUTES, |t| (now as f64 - t as f64 / 1000.0).max(1.0) / 60.0);
+        let rate_minutes = RATE_MINUTES.min(age_min);
         Ok(RunStatus {
             location: run.location(),
             variant,
@@ -123,8 +131,9 @@ impl RunStatus {
             games,
             rows,
             external_rows,
-            games_per_min: recent_games as f64 / RATE_MINUTES,
-            rows_per_min: recent_rows as f64 / RATE_MINUTES,
+            rate_minutes,
+            games_per_min: recent_games as f64 / rate_minutes,
+            rows_per_min: recent_rows as f64 / rate_minutes,
             steps_per_min,
             samples_per_s: metrics.last().map(|r| r.samples_per_s),
             gauntlet,
@@ -152,8 +161,9 @@ impl RunStatus {
         out.push(format!("data         {} games, {} rows in {} self-play chunks; {} imported or labelled rows", self.games, self.rows, self.chunks, self.external_rows));
         let sps = self.samples_per_s.map_or(String::new(), |s| format!(", {s:.0} samples/s"));
         out.push(format!(
-            "last {:.0} min  {:.1} games/min, {:.0} rows/min, {:.1} steps/min{sps}",
-            RATE_MINUTES, self.games_per_min, self.rows_per_min, self.steps_per_min
+            "{:<13}{:.1} games/min, {:.0} rows/min, {:.1} steps/min{sps}",
+            format!("last {} min", if self.rate_minutes >= 2.0 { format!("{:.0}", self.rate_minutes) } else { format!("{:.1}", self.rate_minutes) }),
+            self.games_per_min, self.rows_per_min, self.steps_per_min
         ));
         out.push(match &self.gauntlet {
             Some(g) => format!("gauntlet     {}: elo {:.0} [{:.0}, {:.0}] after {:.1} min", g.checkpoint, g.elo, g.lo, g.hi, g.minutes),
