@@ -222,8 +222,21 @@ fn two_selfplay_processes_and_a_learner_share_an_s3_run() {
             .spawn()
             .unwrap();
         std::thread::sleep(Duration::from_millis(wait_ms));
+        let watch = open(&moto, &cache(&format!("watch-kill{k}")), &url);
+        if k == 2 {
+            // The last one is killed while it holds the learner lease.
+            let t = Instant::now();
+            while !vzero_data::lease::read_holder(&watch).unwrap().is_some_and(|h| h.pid == c.id()) {
+                assert!(t.elapsed() < Duration::from_secs(60), "vzero train took no lease");
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
         c.kill().unwrap();
         c.wait().unwrap();
+        if k == 2 {
+            let h = vzero_data::lease::read_holder(&watch).unwrap();
+            assert!(h.is_some_and(|h| h.pid == c.id()), "a SIGKILLed holder leaves its lease object (the resume below takes it over)");
+        }
         check_run(&open(&moto, &cache(&format!("check-kill{k}")), &url));
         let out = ok(cmd(&moto, &cache("vzero-check"), &["check", "--run", &url]).output().unwrap(), "vzero check");
         assert!(out.starts_with(&format!("ok: {url}: ")), "{out}");
