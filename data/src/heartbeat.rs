@@ -208,30 +208,13 @@ impl Drop for Heartbeat {
 /// Every heartbeat record of the run, newest first. Records that do not parse are skipped.
 pub fn read_heartbeats(run: &RunDir) -> Result<Vec<Beat>> {
     let mut out: Vec<Beat> = Vec::new();
-    match run.remote() {
-        Some(r) => {
-            for name in r.list(HEARTBEAT_DIR)?.into_iter().filter(|n| n.ends_with(".json")) {
-                if let Some((bytes, _)) = r.read_object(&format!("{HEARTBEAT_DIR}/{name}"))? {
-                    out.extend(serde_json::from_slice::<Beat>(&bytes).ok());
-                }
-            }
-        }
-        None => {
-            let dir = run.root().join(HEARTBEAT_DIR);
-            let rd = match fs::read_dir(&dir) {
-                Ok(rd) => rd,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
-                Err(e) => return Err(io_err(&dir)(e)),
-            };
-            for e in rd.flatten() {
-                let name = e.file_name().to_string_lossy().into_owned();
-                if name.ends_with(".json") && !name.starts_with('.') {
-                    if let Ok(bytes) = fs::read(e.path()) {
-                        out.extend(serde_json::from_slice::<Beat>(&bytes).ok());
-                    }
-                }
-            }
-        }
+    let dir = run.root().join(HEARTBEAT_DIR);
+    for name in run.list_names(HEARTBEAT_DIR, &dir, ".json")? {
+        let bytes = match run.remote() {
+            Some(r) => r.read_object(&format!("{HEARTBEAT_DIR}/{name}"))?.map(|(b, _)| b),
+            None => fs::read(dir.join(&name)).ok(),
+        };
+        out.extend(bytes.and_then(|b| serde_json::from_slice::<Beat>(&b).ok()));
     }
     out.sort_by(|a, b| b.updated.cmp(&a.updated).then(a.file_name().cmp(&b.file_name())));
     Ok(out)

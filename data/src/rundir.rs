@@ -238,25 +238,28 @@ impl RunDir {
         Ok(value.get("variant").and_then(|v| v.as_str()).map(str::to_string))
     }
 
+    /// Names (not hidden) of the files ending in `suffix` in the run's sub-directory `rel`,
+    /// whose local directory is `local`, sorted: listed on the store for an object-storage
+    /// run. A missing directory has none.
+    pub(crate) fn list_names(&self, rel: &str, local: &Path, suffix: &str) -> Result<Vec<String>> {
+        if let Some(r) = &self.remote {
+            return Ok(r.list(rel)?.into_iter().filter(|n| n.ends_with(suffix)).collect());
+        }
+        let rd = match fs::read_dir(local) {
+            Ok(rd) => rd,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(io_err(local)(e)),
+        };
+        let mut v: Vec<String> = rd.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.ends_with(suffix) && !n.starts_with('.')).collect();
+        v.sort();
+        Ok(v)
+    }
+
     /// The variant of the run's data: that of its oldest readable chunk (self-play, imported
     /// or labelled rows), with that chunk's name; `None` for a run without chunks. On object
     /// storage only that chunk is downloaded.
     pub fn data_variant(&self) -> Result<Option<(String, String)>> {
-        let names: Vec<String> = match &self.remote {
-            Some(r) => r.list("data")?.into_iter().filter(|n| n.ends_with(".h5")).collect(),
-            None => {
-                let dir = self.data_dir();
-                let rd = match fs::read_dir(&dir) {
-                    Ok(rd) => rd,
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-                    Err(e) => return Err(io_err(&dir)(e)),
-                };
-                let mut v: Vec<String> = rd.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.ends_with(".h5") && !n.starts_with('.')).collect();
-                v.sort();
-                v
-            }
-        };
-        for name in names {
+        for name in self.list_names("data", &self.data_dir(), ".h5")? {
             let p = self.data_dir().join(&name);
             if let Some(r) = &self.remote {
                 if !r.fetch(&p, false)? {
@@ -469,25 +472,10 @@ impl RunDir {
     pub fn list_checkpoints(&self) -> Result<Vec<CheckpointEntry>> {
         let dir = self.checkpoints_dir();
         let mut out = Vec::new();
-        if let Some(r) = &self.remote {
-            for name in r.list("checkpoints")? {
-                let Some(stem) = name.strip_suffix(".json") else { continue };
-                let Some((generation, step)) = parse_checkpoint_name(stem) else { continue };
-                out.push(CheckpointEntry { generation, step, path: dir.join(&name) });
-            }
-            out.sort_by_key(|c| (c.step, c.generation));
-            return Ok(out);
-        }
-        let rd = match fs::read_dir(&dir) {
-            Ok(rd) => rd,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
-            Err(e) => return Err(io_err(&dir)(e)),
-        };
-        for e in rd.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
+        for name in self.list_names("checkpoints", &dir, ".json")? {
             let Some(stem) = name.strip_suffix(".json") else { continue };
             let Some((generation, step)) = parse_checkpoint_name(stem) else { continue };
-            out.push(CheckpointEntry { generation, step, path: e.path() });
+            out.push(CheckpointEntry { generation, step, path: dir.join(&name) });
         }
         out.sort_by_key(|c| (c.step, c.generation));
         Ok(out)
