@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmarks: scripts/bench.sh <perft|nn|mcts|selfplay> [args...]
+# Benchmarks: scripts/bench.sh <perft|nn|nnue|mcts|selfplay> [args...]
 # Each prints medians and ratios against a reference measured in the same run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,7 +22,10 @@ case "$what" in
   # cells: positions/s (GFLOP/s); --variant empire for the real default net, --compare for the
   # reference / fused f32 / fused bf16 paths side by side
   nn) bash scripts/setup.sh >/dev/null && cargo run -q --release -p vzero-model --example nnbench -- "$@" ;;
+  # NNUE on the CPU: training positions/s (sparse Adam, batch 1024) and the integer eval's
+  # positions/s; args: [variant] (default empire)
+  nnue) v=${1:-empire}; cargo run -q --release -p vzero-nnue --example train_speed -- "$v" 1024 10 && cargo run -q --release -p vzero-nnue --example eval_speed -- "$v" ;;
   # this checkout's inference vs an older commit's, interleaved: [OLD_REV] [ROUNDS] [--nets ...]
   nn-compare) bash scripts/nn-compare.sh "$@" ;;
-  *) echo "usage: scripts/bench.sh <perft|mcts|nn|nn-compare|selfplay|learn|rows|window-mem> [args...]" >&2; exit 2 ;;
+  *) echo "usage: scripts/bench.sh <perft|mcts|nn|nnue|nn-compare|selfplay|learn|rows|window-mem> [args...]" >&2; exit 2 ;;
 esac

@@ -104,6 +104,22 @@ pub enum NnueError {
         /// The variant's feature count.
         mapping: usize,
     },
+    /// A game record that cannot be replayed (bad FEN, illegal move).
+    #[error("game {game}: {reason}")]
+    Game {
+        /// Which game (its index or name).
+        game: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A training checkpoint that cannot be read (truncated, damaged, another format).
+    #[error("{path}: {reason}")]
+    Checkpoint {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        reason: String,
+    },
     /// Building a network from parts of the wrong length.
     #[error("bad network part: {0}")]
     Shape(String),

@@ -16,11 +16,14 @@
 //! assert_eq!(e.fsf_line(), "NNUE evaluation        +6.64 (white side)");
 //! ```
 
+pub mod checkpoint;
+pub mod dataset;
 pub mod error;
 pub mod features;
 pub mod format;
 pub mod layers;
 pub mod network;
+pub mod train;
 pub mod variant;
 
 pub use error::{NnueError, Result};

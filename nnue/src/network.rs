@@ -303,7 +303,7 @@ pub struct FloatStack {
 }
 
 impl FloatStack {
-    fn zeroed() -> FloatStack {
+    pub(crate) fn zeroed() -> FloatStack {
         FloatStack {
             l1_weight: vec![0.0; HIDDEN1 * STACK_INPUTS],
             l1_bias: vec![0.0; HIDDEN1],
@@ -414,6 +414,11 @@ impl FloatNetwork {
     /// Feature transformer weights, writable.
     pub fn ft_weight_mut(&mut self) -> &mut [f32] {
         &mut self.ft_weight
+    }
+
+    /// Feature transformer weights and PSQT weights, both writable.
+    pub fn ft_weight_and_psqt_mut(&mut self) -> (&mut [f32], &mut [f32]) {
+        (&mut self.ft_weight, &mut self.psqt)
     }
 
     /// PSQT weights, `[D][8]`.

@@ -43,3 +43,65 @@ fn material_net_gives_fairy_stockfish_s_eval() {
     assert_eq!(err.trim(), "error: variant 'spqr' cannot have a Fairy-Stockfish net: its board has 12 ranks; Fairy-Stockfish holds at most 12 files and 10 ranks");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A tiny self-play run, then `vzero nnue train` (resumed by a second call), `vzero nnue
+/// export` into a directory, and `vzero nnue eval` reading the exported net.
+#[test]
+fn train_resume_export_and_eval_from_a_tiny_run() {
+    let dir = std::env::temp_dir().join(format!("vzero-nnue-train-cli-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let cfg = dir.join("tiny.toml");
+    std::fs::copy(concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/tests/tiny-empire.toml"), &cfg).unwrap();
+    let run = dir.join("run");
+    let run_s = run.to_str().unwrap();
+    let (code, out, err) = vzero(&["train", "--config", cfg.to_str().unwrap(), "--run", run_s, "--games", "4", "--quiet"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+
+    let (code, out, err) = vzero(&["nnue", "train", "--run", run_s, "--steps", "50", "--batch", "64", "--log-every", "10", "--quiet"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.starts_with("trained 50 steps (0 → 50), 3200 positions"), "{out}");
+    assert!(err.contains("validation positions"), "{err}");
+    let nnue = run.join("nnue");
+    assert!(nnue.join("ckpt-000000050.vzck").is_file());
+    let metrics = std::fs::read_to_string(nnue.join("metrics.csv")).unwrap();
+    let lines: Vec<&str> = metrics.lines().collect();
+    assert_eq!(lines[0], "step,positions,train_loss,validation_loss,lr,positions_per_s");
+    assert_eq!(lines.len(), 6, "{metrics}");
+    assert!(lines[5].starts_with("50,3200,"), "{metrics}");
+    let val: f64 = lines[5].split(',').nth(3).unwrap().parse().expect("a validation loss");
+    assert!(val.is_finite() && val >= 0.0);
+
+    // A second call resumes from the newest checkpoint: the step goes on.
+    let (code, out, err) = vzero(&["nnue", "train", "--run", run_s, "--steps", "60", "--batch", "64", "--quiet"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(err.contains("resuming from") && err.contains("(step 50)"), "{err}");
+    assert!(out.starts_with("trained 10 steps (50 → 60)"), "{out}");
+    assert!(std::fs::read_to_string(nnue.join("metrics.csv")).unwrap().lines().last().unwrap().starts_with("60,3840,"));
+
+    // Export into a directory: named <variant>-<12 hex of its sha256>.nnue; eval reads it.
+    let outdir = dir.join("nets");
+    std::fs::create_dir_all(&outdir).unwrap();
+    let (code, out, err) = vzero(&["nnue", "export", "--run", run_s, "--out", outdir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("vzero nnue: empire, 3840 positions, lambda 0.5 (search values) + results, 60 steps"), "{out}");
+    let files: Vec<_> = std::fs::read_dir(&outdir).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(files.len(), 1);
+    let name = files[0].file_name().unwrap().to_str().unwrap().to_string();
+    assert!(name.starts_with("empire-") && name.ends_with(".nnue") && name.len() == "empire-".len() + 12 + 5, "{name}");
+    let bytes = std::fs::read(&files[0]).unwrap();
+    assert_eq!(vzero_nnue::checkpoint::net_file_name("empire", &bytes), name);
+    let (code, out, err) = vzero(&["nnue", "eval", "--net", files[0].to_str().unwrap(), "--variant", "empire"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("NNUE evaluation "), "{out}");
+
+    // A truncated checkpoint is refused in one line.
+    let ckpt = nnue.join("ckpt-000000060.vzck");
+    let bad = dir.join("bad.vzck");
+    std::fs::write(&bad, &std::fs::read(&ckpt).unwrap()[..1000]).unwrap();
+    let (code, _, err) = vzero(&["nnue", "export", "--net", bad.to_str().unwrap(), "--out", dir.join("x.nnue").to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("bad.vzck") && err.contains("truncated"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

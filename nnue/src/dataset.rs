@@ -1,0 +1,120 @@
+//! Training samples from game records: each game is replayed with `vzero_rules`, and every
+//! quiet position becomes a [`Sample`] whose targets are the mover's search value (as a score)
+//! and the game's result.
+//!
+//! Targets (both from the side to move): `score = 410 · logit((v + 1) / 2)` clamped to
+//! ±[`DataOptions::max_score`], from the search value `v` ∈ [−1, 1] the self-play search gave
+//! the mover at that position (the inverse of the loss's `p = sigmoid(score / 410)`, so the
+//! score term teaches exactly the search's expected result); `result` = the game's result
+//! (1 win, 0 draw, −1 loss). A game that stopped without a result (`max-plies`) uses the search
+//! value as its result target too. The loss mixes them with `lambda` (see [`crate::train`]).
+//!
+//! Quiet filtering as Fairy-Stockfish's generator does: no position where the side to move is
+//! in check; optionally (`skip_captures`) none whose played move captures. Positions where
+//! Fairy-Stockfish would not use NNUE (not exactly one king each) are skipped too.
+
+use crate::error::{NnueError, Result};
+use crate::features::PositionFeatures;
+use crate::train::{value_to_score, Sample};
+use crate::variant::FsfMapping;
+use vzero_rules::{Color, Position, Square};
+
+/// Which positions of a game become samples.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DataOptions {
+    /// Skip positions whose played move captures.
+    pub skip_captures: bool,
+    /// Skip the first plies of each game (openings repeat across games).
+    pub skip_plies: usize,
+    /// Largest |score| a search value turns into (internal units).
+    pub max_score: f32,
+}
+
+impl Default for DataOptions {
+    fn default() -> Self {
+        DataOptions { skip_captures: false, skip_plies: 0, max_score: 4000.0 }
+    }
+}
+
+/// What [`game_samples`] kept and skipped.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SampleCounts {
+    /// Samples made.
+    pub kept: usize,
+    /// Positions in check.
+    pub in_check: usize,
+    /// Positions whose played move captures (with `skip_captures`).
+    pub captures: usize,
+    /// Other positions skipped (opening plies, no search value, no NNUE).
+    pub other: usize,
+}
+
+impl SampleCounts {
+    /// Adds another game's counts.
+    pub fn add(&mut self, o: SampleCounts) {
+        self.kept += o.kept;
+        self.in_check += o.in_check;
+        self.captures += o.captures;
+        self.other += o.other;
+    }
+}
+
+fn board_count(pos: &Position, squares: usize) -> usize {
+    (0..squares).filter(|&s| pos.piece_at(Square(s as u8)).is_some()).count()
+}
+
+/// The game's result for White: `"1-0"` 1, `"0-1"` −1, `"1/2-1/2"` 0, else `None`; `None` too
+/// when the game stopped without a result (`reason` `max-plies`).
+pub fn white_result(result: &str, reason: &str) -> Option<f32> {
+    if reason == "max-plies" {
+        return None;
+    }
+    match result {
+        "1-0" => Some(1.0),
+        "0-1" => Some(-1.0),
+        "1/2-1/2" => Some(0.0),
+        _ => None,
+    }
+}
+
+/// Replays one game (`start_fen`, UCI `moves`, `values[i]` = the search value for the mover
+/// before move `i`) and appends its samples to `out`. `white_result` from [`white_result`].
+#[allow(clippy::too_many_arguments)]
+pub fn game_samples(
+    mapping: &FsfMapping,
+    game: &str,
+    start_fen: &str,
+    moves: &[String],
+    white_result: Option<f32>,
+    values: &[f32],
+    opts: &DataOptions,
+    out: &mut Vec<Sample>,
+) -> Result<SampleCounts> {
+    let bad = |reason: String| NnueError::Game { game: game.to_string(), reason };
+    let mut pos = Position::from_fen(mapping.variant(), start_fen).map_err(|e| bad(format!("start FEN: {e}")))?;
+    let mut counts = SampleCounts::default();
+    let mut f = PositionFeatures::default();
+    let squares = mapping.squares();
+    for (ply, mv) in moves.iter().enumerate() {
+        let before = board_count(&pos, squares);
+        let here = pos;
+        pos.play_uci(mv).map_err(|e| bad(format!("move {} ({mv}): {e}", ply + 1)))?;
+        let capture = board_count(&pos, squares) < before;
+        if ply < opts.skip_plies {
+            counts.other += 1;
+        } else if here.is_check() {
+            counts.in_check += 1;
+        } else if opts.skip_captures && capture {
+            counts.captures += 1;
+        } else if let (Some(&v), true) = (values.get(ply), mapping.features_into(&here, &mut f).is_ok()) {
+            let v = v.clamp(-1.0, 1.0);
+            let sign = if here.side_to_move() == Color::White { 1.0 } else { -1.0 };
+            let result = white_result.map_or(v, |r| r * sign);
+            out.push(Sample::new(&f, value_to_score(v, opts.max_score), result));
+            counts.kept += 1;
+        } else {
+            counts.other += 1;
+        }
+    }
+    Ok(counts)
+}
