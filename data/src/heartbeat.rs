@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{io_err, DataError, Result};
 use crate::remote::{Remote, Write};
 use crate::periodic::Periodic;
-use crate::rundir::{hostname, now_unix, RunDir};
+use crate::rundir::{hostname, now_unix, process_gone, RunDir};
 
 /// The run's sub-directory (or key prefix) of heartbeat records.
 pub const HEARTBEAT_DIR: &str = "heartbeats";
@@ -75,7 +75,7 @@ impl Beat {
     /// True when the record's process is known to be gone: it ran on this host and no such
     /// process exists (killed without its last record). Records of other hosts: false.
     pub fn is_gone(&self) -> bool {
-        self.host == hostname() && !std::path::Path::new(&format!("/proc/{}", self.pid)).exists()
+        process_gone(&self.host, self.pid)
     }
 
     /// The record's name in the run: `<host>-<pid>.json`.

@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{io_err, DataError, Result};
 use crate::remote::{Remote, Write};
 use crate::periodic::Periodic;
-use crate::rundir::{hostname, now_unix, RunDir};
+use crate::rundir::{hostname, now_unix, process_gone, RunDir};
 
 /// Name of the lease record in the run (a file, or an object under the run's prefix).
 pub const LEASE_NAME: &str = "learner.lock";
@@ -68,7 +68,7 @@ impl Holder {
     /// Why this record no longer holds the run, if it does not: its process is gone (same
     /// host) or its last renewal is older than its TTL.
     pub fn stale_reason(&self, now: u64) -> Option<String> {
-        if self.host == hostname() && !Path::new(&format!("/proc/{}", self.pid)).exists() {
+        if process_gone(&self.host, self.pid) {
             return Some(format!("process {} on {} is gone", self.pid, self.host));
         }
         let age = now.saturating_sub(self.renewed);

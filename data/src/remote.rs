@@ -433,7 +433,7 @@ fn clean_dead_private_dirs(procs: &Path) {
         let name = e.file_name().to_string_lossy().into_owned();
         let Some(rest) = name.strip_prefix(&format!("{host}-")) else { continue };
         let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else { continue };
-        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+        if pid != std::process::id() && crate::rundir::process_gone(&host, pid) {
             let _ = fs::remove_dir_all(e.path());
         }
     }

@@ -91,6 +91,12 @@ fn sanitize(s: &str) -> String {
     }
 }
 
+/// True when process `pid` of host `host` is known to be gone: it is of this host and no such
+/// process exists. A process of another host: false (nothing is known of it here).
+pub(crate) fn process_gone(host: &str, pid: u32) -> bool {
+    host == hostname() && !Path::new(&format!("/proc/{pid}")).exists()
+}
+
 /// Seconds since the Unix epoch (0 if the clock is before it).
 pub(crate) fn now_unix() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
@@ -450,7 +456,7 @@ impl RunDir {
                     .and_then(|(_, p)| p.split_once('-'))
                     .and_then(|(p, _)| p.parse::<u32>().ok());
                 let dead_writer = match pid {
-                    Some(p) => p != me && !Path::new(&format!("/proc/{p}")).exists(),
+                    Some(p) => p != me && process_gone(&hostname(), p),
                     None => true,
                 };
                 // Chunk tmp names carry the host; a dead pid only counts for this host.
