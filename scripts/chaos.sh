@@ -51,11 +51,21 @@ PY="$ROOT/.venv/bin/python"
 WORK=$(mktemp -d /tmp/vzero-chaos.XXXXXX)
 PIDS=()
 MNT="$WORK/small-disk"
+# Runs on every exit and keeps the script's exit status: `set -e` stays in force inside an EXIT
+# trap, so without `set +e` the first process that is already gone (most are: they were killed
+# on purpose) would turn a passing run into exit 1.
 cleanup() {
-  for p in "${PIDS[@]:-}"; do [ -n "$p" ] && kill -CONT "$p" 2>/dev/null; kill -9 "$p" 2>/dev/null || true; done
-  jobs -p | xargs -r kill -9 2>/dev/null || true
-  mountpoint -q "$MNT" 2>/dev/null && umount -l "$MNT" 2>/dev/null || true
+  local rc=$?
+  set +e
+  for p in "${PIDS[@]:-}"; do
+    [ -n "$p" ] || continue
+    kill -CONT "$p" 2>/dev/null
+    kill -9 "$p" 2>/dev/null
+  done
+  jobs -p | xargs -r kill -9 2>/dev/null
+  mountpoint -q "$MNT" 2>/dev/null && umount -l "$MNT" 2>/dev/null
   rm -rf "$WORK"
+  exit "$rc"
 }
 trap cleanup EXIT
 
