@@ -7,9 +7,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use hdf5::types::VarLenUnicode;
 use hdf5::{File, H5Type};
+use serde::Serialize;
 
 use crate::error::{io_err, DataError, Result};
-use crate::{ChunkMeta, GameRecord, PackedPlanes, PlaneKind, Row, RowBlock, Source, MIN_SCHEMA_VERSION, SCHEMA_VERSION};
+use crate::{ChunkMeta, GameRecord, PackedPlanes, PlaneKind, Row, RowBlock, ScoredPosition, Source, MIN_SCHEMA_VERSION, SCHEMA_VERSION};
 
 /// Rows per HDF5 chunk of the `planes` dataset (compression unit).
 const PLANE_CHUNK_ROWS: usize = 64;
@@ -64,6 +65,12 @@ fn h5err(path: &Path) -> impl Fn(hdf5::Error) -> DataError + '_ {
 /// (plane length, policy indices below `meta.policy_size`, one short-term value per horizon of
 /// `meta.short_term_horizons`, finite values).
 pub fn write_chunk(path: &Path, meta: &ChunkMeta, rows: &[Row], games: &[GameRecord]) -> Result<()> {
+    write_chunk_scored(path, meta, rows, games, &[])
+}
+
+/// [`write_chunk`] with the raw teacher scores of positions (dataset `scored`, read back by
+/// [`Chunk::scored_positions`]; chunks without it have none).
+pub fn write_chunk_scored(path: &Path, meta: &ChunkMeta, rows: &[Row], games: &[GameRecord], scored: &[ScoredPosition]) -> Result<()> {
     let plane_len = meta.plane_len();
     let invalid = |msg: String| DataError::Invalid { path: path.to_path_buf(), msg };
     if plane_len == 0 {
@@ -100,19 +107,23 @@ pub fn write_chunk(path: &Path, meta: &ChunkMeta, rows: &[Row], games: &[GameRec
     }
     let mut block = RowBlock::from_rows(plane_len, rows);
     block.short_term_horizons = meta.short_term_horizons.clone();
-    write_block(path, meta, &block, games)
+    write_block_scored(path, meta, &block, games, scored)
 }
 
 /// [`write_chunk`] from column form (no per-row validation beyond shapes; the short-term
 /// horizons written are `meta`'s).
 pub fn write_block(path: &Path, meta: &ChunkMeta, block: &RowBlock, games: &[GameRecord]) -> Result<()> {
+    write_block_scored(path, meta, block, games, &[])
+}
+
+fn write_block_scored(path: &Path, meta: &ChunkMeta, block: &RowBlock, games: &[GameRecord], scored: &[ScoredPosition]) -> Result<()> {
     let (n, k) = (block.len(), meta.short_term_horizons.len());
     if !(block.is_consistent() && block.plane_len == meta.plane_len() && block.short_term_horizons.len() == k) {
         return Err(DataError::Invalid { path: path.to_path_buf(), msg: format!("row block columns disagree ({n} rows, {k} short-term horizons)") });
     }
     let tmp = tmp_path_for(path);
     let res = (|| -> Result<()> {
-        write_h5(&tmp, meta, block, games)?;
+        write_h5(&tmp, meta, block, games, scored)?;
         commit_tmp(&tmp, path)
     })();
     if res.is_err() {
@@ -121,7 +132,7 @@ pub fn write_block(path: &Path, meta: &ChunkMeta, block: &RowBlock, games: &[Gam
     res
 }
 
-fn write_h5(tmp: &Path, meta: &ChunkMeta, b: &RowBlock, games: &[GameRecord]) -> Result<()> {
+fn write_h5(tmp: &Path, meta: &ChunkMeta, b: &RowBlock, games: &[GameRecord], scored: &[ScoredPosition]) -> Result<()> {
     let e = |err: hdf5::Error| DataError::Invalid { path: tmp.to_path_buf(), msg: format!("hdf5: {err}") };
     let n = b.len();
     let [c, h, w] = meta.planes;
@@ -182,12 +193,10 @@ fn write_h5(tmp: &Path, meta: &ChunkMeta, b: &RowBlock, games: &[GameRecord]) ->
     write_1d(&file, "short_term_weight", &b.short_term_weight).map_err(e)?;
     write_1d(&file, "material", &b.material).map_err(e)?;
     write_1d(&file, "material_weight", &b.material_weight).map_err(e)?;
-    let mut json = Vec::with_capacity(games.len());
-    for g in games {
-        let s = serde_json::to_string(g).map_err(|err| DataError::Invalid { path: tmp.to_path_buf(), msg: err.to_string() })?;
-        json.push(VarLenUnicode::from_str(&s).map_err(|err| DataError::Invalid { path: tmp.to_path_buf(), msg: format!("game record: {err}") })?);
+    write_1d(&file, "games", &json_strings(tmp, "game record", games)?).map_err(e)?;
+    if !scored.is_empty() {
+        write_1d(&file, "scored", &json_strings(tmp, "scored position", scored)?).map_err(e)?;
     }
-    write_1d(&file, "games", &json).map_err(e)?;
     attr_u64(&file, "schema_version", SCHEMA_VERSION as u64).map_err(e)?;
     attr_str(&file, "variant", &meta.variant).map_err(e)?;
     attr_u64(&file, "encoding_version", meta.encoding_version as u64).map_err(e)?;
@@ -198,6 +207,18 @@ fn write_h5(tmp: &Path, meta: &ChunkMeta, b: &RowBlock, games: &[GameRecord]) ->
     attr_str(&file, "source", meta.source.as_str()).map_err(e)?;
     file.close().map_err(e)?;
     Ok(())
+}
+
+/// Each record as a JSON string (the `games` and `scored` datasets).
+fn json_strings<T: Serialize>(tmp: &Path, what: &str, records: &[T]) -> Result<Vec<VarLenUnicode>> {
+    let invalid = |msg: String| DataError::Invalid { path: tmp.to_path_buf(), msg };
+    records
+        .iter()
+        .map(|r| {
+            let s = serde_json::to_string(r).map_err(|err| invalid(format!("{what}: {err}")))?;
+            VarLenUnicode::from_str(&s).map_err(|err| invalid(format!("{what}: {err}")))
+        })
+        .collect()
 }
 
 /// A row-major [n, width] dataset (chunked by rows, shuffled and compressed).
@@ -519,12 +540,25 @@ impl Chunk {
 
     /// The game records.
     pub fn games(&self) -> Result<Vec<GameRecord>> {
-        let strs: Vec<VarLenUnicode> = self.read_vec("games")?;
+        self.read_json("games", "game record")
+    }
+
+    /// The positions with raw teacher scores (labelled chunks and `vzero nnue loop`'s games;
+    /// empty for chunks written without them).
+    pub fn scored_positions(&self) -> Result<Vec<ScoredPosition>> {
+        if self.file.link_exists("scored") {
+            self.read_json("scored", "scored position")
+        } else {
+            Ok(Vec::new())
+        }
+    }
+
+    fn read_json<T: serde::de::DeserializeOwned>(&self, name: &str, what: &str) -> Result<Vec<T>> {
+        let strs: Vec<VarLenUnicode> = self.read_vec(name)?;
         strs.iter()
             .enumerate()
             .map(|(i, s)| {
-                serde_json::from_str(s.as_str())
-                    .map_err(|e| DataError::Corrupt { path: self.path.clone(), msg: format!("game record {i}: {e}") })
+                serde_json::from_str(s.as_str()).map_err(|e| DataError::Corrupt { path: self.path.clone(), msg: format!("{what} {i}: {e}") })
             })
             .collect()
     }

@@ -18,7 +18,7 @@ pub mod remote;
 mod rundir;
 mod window;
 
-pub use chunk::{write_block, write_chunk, Chunk, ChunkExpect};
+pub use chunk::{write_block, write_chunk, write_chunk_scored, Chunk, ChunkExpect};
 pub use error::{DataError, Result};
 pub use heartbeat::{Beat, Heartbeat, Progress};
 pub use lease::{Holder, Lease};
@@ -97,6 +97,35 @@ pub struct GameRecord {
     pub priors: Vec<f32>,
     /// Per move: search value for the mover.
     pub values: Vec<f32>,
+}
+
+/// A position a teacher searched, with the teacher's raw score: kept beside labelled rows and
+/// the games of `vzero nnue loop`, so that evaluators trained on centipawns (Fairy-Stockfish's
+/// NNUE) get the score itself and not only the W/D/L it was turned into.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ScoredPosition {
+    /// FEN the moves start from.
+    pub start_fen: String,
+    /// UCI moves from `start_fen` to the position (its history, for repetitions).
+    pub moves: Vec<String>,
+    /// The teacher's score for the side to move.
+    pub score: TeacherScore,
+    /// The teacher's move (UCI).
+    pub best: String,
+    /// White's result of the game the position comes from (1, 0, -1), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<f32>,
+}
+
+/// A UCI engine's score as it printed it, from the side to move: `cp` in its centipawns, or
+/// `mate` in moves (negative: the side to move is mated).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TeacherScore {
+    /// Centipawns.
+    Cp(i32),
+    /// Mate in this many moves (negative: being mated).
+    Mate(i32),
 }
 
 /// File-level metadata of a chunk (HDF5 attributes; `planes` and `policy_size` too).

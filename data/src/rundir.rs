@@ -24,7 +24,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::error::{io_err, DataError, Result};
 use crate::remote::{is_remote_spec, Remote, StorageOptions};
-use crate::{write_chunk, ChunkMeta, GameRecord, Row};
+use crate::{write_chunk_scored, ChunkMeta, GameRecord, Row, ScoredPosition};
 
 /// A temporary file older than this is removed by [`RunDir::clean_tmp`] even if its writer
 /// may be alive on another host.
@@ -307,8 +307,13 @@ impl RunDir {
     /// publishes it: renamed into `data/` on disk, or uploaded with a single create-only PUT on
     /// object storage. Returns the local path.
     pub fn write_chunk(&self, worker: &str, meta: &ChunkMeta, rows: &[Row], games: &[GameRecord]) -> Result<PathBuf> {
+        self.write_chunk_scored(worker, meta, rows, games, &[])
+    }
+
+    /// [`RunDir::write_chunk`] with positions' raw teacher scores ([`crate::write_chunk_scored`]).
+    pub fn write_chunk_scored(&self, worker: &str, meta: &ChunkMeta, rows: &[Row], games: &[GameRecord], scored: &[ScoredPosition]) -> Result<PathBuf> {
         let path = self.new_chunk_path(worker);
-        write_chunk(&path, meta, rows, games)?;
+        write_chunk_scored(&path, meta, rows, games, scored)?;
         if let Err(e) = self.publish_new(&path) {
             let _ = fs::remove_file(&path);
             return Err(e);
@@ -356,6 +361,16 @@ impl RunDir {
             Err(e) => return Err(e),
         }
         r.publish(&meta, true)
+    }
+
+    /// Makes a file of the run present at `local` (a path under [`RunDir::root`]): on object
+    /// storage, downloads the object into the cache (`refresh`: even when a copy is there).
+    /// Returns whether the file exists. On disk: whether it exists.
+    pub fn fetch(&self, local: &Path, refresh: bool) -> Result<bool> {
+        match &self.remote {
+            Some(r) => r.fetch(local, refresh),
+            None => Ok(local.exists()),
+        }
     }
 
     /// Makes a listed checkpoint's files (metadata and weights) present locally: downloads them

@@ -91,7 +91,29 @@ fn round_trip_exact() {
     assert_eq!((c0.rows, c0.games), (0, 0));
     assert!(c0.read_all().unwrap().is_empty());
     assert!(c0.games().unwrap().is_empty());
+    assert!(c0.scored_positions().unwrap().is_empty(), "a chunk written without scores has none");
     assert_eq!(run.list_chunks().unwrap(), vec![p, p0]);
+}
+
+#[test]
+fn scored_positions_round_trip_beside_rows_and_games() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = RunDir::create_or_open(dir.path().join("run")).unwrap();
+    let scored: Vec<ScoredPosition> = (0..4)
+        .map(|i| ScoredPosition {
+            start_fen: format!("fen {i}"),
+            moves: (0..i).map(|k| format!("a{k}a{}", k + 1)).collect(),
+            score: if i % 2 == 0 { TeacherScore::Cp(37 * i - 50) } else { TeacherScore::Mate(-i) },
+            best: "e2e4".into(),
+            result: if i == 3 { None } else { Some(1.0 - i as f32) },
+        })
+        .collect();
+    let r = rows(4, 3, 2);
+    let p = run.write_chunk_scored("w2", &meta("empire"), &r, &games(1), &scored).unwrap();
+    let c = Chunk::open(&p).unwrap();
+    assert_eq!(c.read_all().unwrap(), r);
+    assert_eq!(c.games().unwrap(), games(1));
+    assert_eq!(c.scored_positions().unwrap(), scored);
 }
 
 #[test]

@@ -143,6 +143,11 @@ impl Game {
         &self.moves
     }
 
+    /// Moves played so far in UCI notation (each in the position it was played in).
+    pub fn uci_moves(&self) -> Vec<String> {
+        self.positions.iter().zip(&self.moves).map(|(p, &m)| p.uci(m)).collect()
+    }
+
     /// Plays a legal move.
     pub fn play(&mut self, m: Move) {
         let mut next = *self.position();

@@ -304,18 +304,7 @@ impl Worker {
         let end = if reason == MAX_PLIES { GameEnd::Truncated } else { GameEnd::Result(winner) };
         self.rows.extend(finish_game(slot.rows, end, plies, &self.ctx.config.short_term_horizons));
         let start = *slot.game.start();
-        let moves: Vec<String> = {
-            let mut pos = start;
-            slot.game
-                .moves()
-                .iter()
-                .map(|&m| {
-                    let s = pos.uci(m);
-                    pos.play(m);
-                    s
-                })
-                .collect()
-        };
+        let moves = slot.game.uci_moves();
         let result = match winner {
             Some(Color::White) => "1-0",
             Some(Color::Black) => "0-1",

@@ -5,6 +5,9 @@
 
 use std::collections::HashSet;
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
 use anyhow::Result;
 use vzero_data::RunDir;
 
@@ -39,6 +42,28 @@ pub(crate) fn done_batches(run: &RunDir, kind: &str, id: u64) -> Result<HashSet<
         }
     }
     Ok(done)
+}
+
+/// Runs `work(t, failed)` on `threads` scoped threads (`t` = 0..threads). The first error is
+/// returned once all have stopped; the others see `failed` set and should stop early.
+pub(crate) fn run_workers(threads: usize, work: impl Fn(usize, &AtomicBool) -> Result<()> + Sync) -> Result<()> {
+    let failed = AtomicBool::new(false);
+    let error: Mutex<Option<anyhow::Error>> = Mutex::new(None);
+    std::thread::scope(|scope| {
+        for t in 0..threads {
+            let (work, failed, error) = (&work, &failed, &error);
+            scope.spawn(move || {
+                if let Err(e) = work(t, failed) {
+                    failed.store(true, Ordering::Relaxed);
+                    error.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(e);
+                }
+            });
+        }
+    });
+    match error.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
 }
 
 #[cfg(test)]

@@ -2,17 +2,18 @@
 //! value target.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
 use anyhow::{anyhow, bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use vzero_arena::{Player, PlayerSpec};
-use vzero_data::{RunDir, Row, Source};
-use vzero_rules::Variant;
+use vzero_data::{RunDir, Row, ScoredPosition, Source};
+use vzero_arena::Score;
+use vzero_rules::{Game, Move, Variant};
 
-use crate::jobs::{done_batches, fnv1a, worker_name};
+use crate::jobs::{done_batches, fnv1a, run_workers, worker_name};
 use crate::positions::LabelPosition;
 use crate::rows::RowMaker;
 use crate::wdl::score_to_wdl;
@@ -109,71 +110,58 @@ pub fn label_positions(run: &RunDir, variant: Variant, positions: &[LabelPositio
             .expect("valid template"),
     );
     let next = AtomicUsize::new(0);
-    let failed = AtomicBool::new(false);
     let summary = Mutex::new(LabelSummary { positions: positions.len(), already_done, job_id: id, ..LabelSummary::default() });
     let maker = RowMaker::new(variant);
-    let error: Mutex<Option<anyhow::Error>> = Mutex::new(None);
     let threads = opts.concurrency.min(pending.len()).max(1);
-    std::thread::scope(|scope| {
-        for t in 0..threads {
-            let (spec, pending, batches, next, failed, summary, maker, error, pb) =
-                (&spec, &pending, &batches, &next, &failed, &summary, &maker, &error, &pb);
-            scope.spawn(move || {
-                let r = (|| -> Result<()> {
-                    let seed = opts.seed.wrapping_add(t as u64 * 0x9e37_79b9);
-                    let mut teacher: Option<Box<dyn Player>> = None;
-                    loop {
-                        if failed.load(Ordering::Relaxed) {
-                            return Ok(());
-                        }
-                        let k = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(&b) = pending.get(k) else { return Ok(()) };
-                        let mut rows: Vec<Row> = Vec::with_capacity(batches[b].len());
-                        for p in batches[b] {
-                            match label_one(spec, variant, seed, &mut teacher, maker, p, opts.cp_scale, summary, pb) {
-                                Ok(Some(row)) => rows.push(row),
-                                Ok(None) => {}
-                                Err(e) => return Err(e),
-                            }
-                            pb.inc(1);
-                        }
-                        let worker = worker_name("label", id, b);
-                        let meta = maker.meta(Source::Label, &worker, &opts.teacher);
-                        run.write_chunk(&worker, &meta, &rows, &[]).with_context(|| format!("writing a chunk into {}", run.location()))?;
-                        let mut s = summary.lock().unwrap_or_else(|e| e.into_inner());
-                        s.labelled += rows.len();
-                        s.chunks += 1;
+    let result = run_workers(threads, |t, failed| -> Result<()> {
+        let (spec, pending, batches, next, summary, maker, pb) = (&spec, &pending, &batches, &next, &summary, &maker, &pb);
+        let seed = opts.seed.wrapping_add(t as u64 * 0x9e37_79b9);
+        let mut teacher = Teacher::new(spec, variant, seed);
+        loop {
+            if failed.load(Ordering::Relaxed) {
+                return Ok(());
+            }
+            let k = next.fetch_add(1, Ordering::Relaxed);
+            let Some(&b) = pending.get(k) else { return Ok(()) };
+            let mut rows: Vec<Row> = Vec::with_capacity(batches[b].len());
+            let mut scored: Vec<ScoredPosition> = Vec::with_capacity(batches[b].len());
+            for p in batches[b] {
+                match label_one(&mut teacher, maker, p, opts.cp_scale, summary, pb) {
+                    Ok(Some((row, s))) => {
+                        rows.push(row);
+                        scored.push(s);
                     }
-                })();
-                if let Err(e) = r {
-                    failed.store(true, Ordering::Relaxed);
-                    error.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(e);
+                    Ok(None) => {}
+                    Err(e) => return Err(e),
                 }
-            });
+                pb.inc(1);
+            }
+            let worker = worker_name("label", id, b);
+            let meta = maker.meta(Source::Label, &worker, &opts.teacher);
+            run.write_chunk_scored(&worker, &meta, &rows, &[], &scored).with_context(|| format!("writing a chunk into {}", run.location()))?;
+            let mut s = summary.lock().unwrap_or_else(|e| e.into_inner());
+            s.labelled += rows.len();
+            s.chunks += 1;
         }
     });
     pb.finish_and_clear();
-    if let Some(e) = error.into_inner().unwrap_or_else(|e| e.into_inner()) {
-        return Err(e);
-    }
+    result?;
     let mut s = summary.into_inner().unwrap_or_else(|e| e.into_inner());
     s.seconds = start.elapsed().as_secs_f64();
     Ok(s)
 }
 
-/// Labels one position: the row, or None when it is skipped (counted in `summary`).
+/// Labels one position: the row and the teacher's raw score, or None when it is skipped
+/// (counted in `summary`).
 #[allow(clippy::too_many_arguments)]
 fn label_one(
-    spec: &PlayerSpec,
-    variant: Variant,
-    seed: u64,
-    teacher: &mut Option<Box<dyn Player>>,
+    teacher: &mut Teacher,
     maker: &RowMaker,
     p: &LabelPosition,
     cp_scale: f64,
     summary: &Mutex<LabelSummary>,
     pb: &ProgressBar,
-) -> Result<Option<Row>> {
+) -> Result<Option<(Row, ScoredPosition)>> {
     let skip = |why: String| {
         *summary.lock().unwrap_or_else(|e| e.into_inner()).skipped.entry(why).or_insert(0) += 1;
     };
@@ -181,50 +169,103 @@ fn label_one(
         skip("game already over".into());
         return Ok(None);
     }
-    let mut last_error = None;
-    for attempt in 0..2 {
-        if teacher.is_none() {
-            match spec.build(variant, seed.wrapping_add(attempt)) {
-                Ok(t) => *teacher = Some(t),
-                Err(e) if attempt == 0 => {
-                    return Err(e.context(format!("starting teacher '{}'", spec.name())));
-                }
-                Err(e) => {
-                    last_error = Some(e);
-                    break;
-                }
-            }
+    let verdict = teacher.judge(&p.game, &|w| pb.println(w))?;
+    summary.lock().unwrap_or_else(|e| e.into_inner()).restarts += std::mem::take(&mut teacher.restarts);
+    let (m, score) = match verdict {
+        Ok(v) => v,
+        Err(why) => {
+            skip(why);
+            return Ok(None);
         }
-        let t = teacher.as_mut().expect("built above");
-        match t.judge(&p.game) {
-            Ok((m, Some(score))) => {
-                if !p.game.position().legal_moves().contains(&m) {
-                    last_error = Some(anyhow!("illegal move"));
-                } else {
-                    let Some(index) = maker.index(&p.game, m) else {
-                        skip("move outside the policy encoding".into());
-                        return Ok(None);
-                    };
-                    let wdl = score_to_wdl(score, cp_scale);
-                    let moves_left = p.moves_left.map_or(-1.0, |n| n as f32);
-                    return Ok(Some(maker.row(&p.game, vec![(index, 1.0)], wdl, moves_left)));
-                }
-            }
-            Ok((_, None)) => bail!("teacher '{}' gives no score (use alphabeta:D, mcts:N, net:… or a uci: engine that prints `info … score`)", spec.name()),
-            Err(e) => last_error = Some(e),
-        }
-        // restart the teacher (a crashed or confused process) and try once more
-        pb.println(format!(
-            "warning: teacher failed on {}: {}; restarting it",
-            p.game.position().fen(),
-            last_error.as_ref().map_or(String::new(), |e| format!("{e:#}"))
-        ));
-        *teacher = None;
-        summary.lock().unwrap_or_else(|e| e.into_inner()).restarts += 1;
+    };
+    let Some(index) = maker.index(&p.game, m) else {
+        skip("move outside the policy encoding".into());
+        return Ok(None);
+    };
+    let wdl = score_to_wdl(score, cp_scale);
+    let moves_left = p.moves_left.map_or(-1.0, |n| n as f32);
+    let row = maker.row(&p.game, vec![(index, 1.0)], wdl, moves_left);
+    Ok(Some((row, scored_position(&p.game, m, score, p.white_result))))
+}
+
+/// A teacher process (or in-process player) that is started on first use and restarted after
+/// a failure: a crash, a hang or an illegal move.
+pub(crate) struct Teacher<'a> {
+    spec: &'a PlayerSpec,
+    variant: Variant,
+    seed: u64,
+    player: Option<Box<dyn Player>>,
+    started: bool,
+    /// Restarts since the caller last took this count.
+    pub restarts: usize,
+}
+
+impl<'a> Teacher<'a> {
+    /// A teacher of `spec` for `variant` (not started yet).
+    pub fn new(spec: &'a PlayerSpec, variant: Variant, seed: u64) -> Teacher<'a> {
+        Teacher { spec, variant, seed, player: None, started: false, restarts: 0 }
     }
-    let why = last_error.map_or("teacher failed".to_string(), |e| format!("teacher failed twice: {}", first_line(&format!("{e:#}"))));
-    skip(why);
-    Ok(None)
+
+    /// The teacher's name.
+    pub fn name(&self) -> String {
+        self.spec.name()
+    }
+
+    /// The teacher's legal move and score for the current position of `game`, trying twice
+    /// (restarting the teacher in between, with a warning through `warn`); `Ok(Err(why))` when
+    /// both tries failed. `Err` when the teacher cannot start the first time or gives no score
+    /// at all: the job cannot go on.
+    pub fn judge(&mut self, game: &Game, warn: &dyn Fn(String)) -> Result<std::result::Result<(Move, Score), String>> {
+        let mut last_error = None;
+        for attempt in 0..2 {
+            if self.player.is_none() {
+                match self.spec.build(self.variant, self.seed.wrapping_add(attempt)) {
+                    Ok(t) => self.player = Some(t),
+                    Err(e) if !self.started => return Err(e.context(format!("starting teacher '{}'", self.spec.name()))),
+                    Err(e) => {
+                        last_error = Some(e);
+                        break;
+                    }
+                }
+                self.started = true;
+            }
+            let t = self.player.as_mut().expect("built above");
+            match t.judge(game) {
+                Ok((m, Some(score))) => {
+                    if game.position().legal_moves().contains(&m) {
+                        return Ok(Ok((m, score)));
+                    }
+                    last_error = Some(anyhow!("illegal move"));
+                }
+                Ok((_, None)) => bail!("teacher '{}' gives no score (use alphabeta:D, mcts:N, net:… or a uci: engine that prints `info … score`)", self.spec.name()),
+                Err(e) => last_error = Some(e),
+            }
+            // restart the teacher (a crashed or confused process) and try once more
+            warn(format!(
+                "warning: teacher failed on {}: {}; restarting it",
+                game.position().fen(),
+                last_error.as_ref().map_or(String::new(), |e| format!("{e:#}"))
+            ));
+            self.player = None;
+            self.restarts += 1;
+        }
+        Ok(Err(last_error.map_or("teacher failed".to_string(), |e| format!("teacher failed twice: {}", first_line(&format!("{e:#}"))))))
+    }
+}
+
+/// The teacher's verdict on the current position of `game` as a [`ScoredPosition`]
+/// (`white_result`: the source game's result for White, when known).
+pub fn scored_position(game: &vzero_rules::Game, best: vzero_rules::Move, score: vzero_arena::Score, white_result: Option<f32>) -> ScoredPosition {
+    ScoredPosition {
+        start_fen: game.start().fen(),
+        moves: game.uci_moves(),
+        score: match score {
+            vzero_arena::Score::Cp(c) => vzero_data::TeacherScore::Cp(c),
+            vzero_arena::Score::Mate(m) => vzero_data::TeacherScore::Mate(m),
+        },
+        best: game.position().uci(best),
+        result: white_result,
+    }
 }
 
 /// The first line of `s`, without the position-specific details after the engine's name.

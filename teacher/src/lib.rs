@@ -9,18 +9,23 @@
 //!   `alphabeta:D` or an external UCI engine — whose best move becomes the policy target and
 //!   whose score, through a logistic ([`score_to_wdl`]), the value target (`vzero label`).
 //!
-//! Both are resumable: rows are written in fixed batches, each batch one atomic chunk whose
+//! * [`play_games`]: games a teacher plays against itself (random moves early), every searched
+//!   position kept with its raw score (the data step of `vzero nnue loop`).
+//!
+//! Import and labelling are resumable: rows are written in fixed batches, each batch one atomic chunk whose
 //! name carries the job and the batch number, so a rerun of a killed job writes only the
 //! batches that are missing.
 
 mod import;
 mod jobs;
 mod label;
+mod play;
 mod positions;
 mod rows;
 mod wdl;
 
 pub use import::{import_games, ImportOptions, ImportSummary};
-pub use label::{label_positions, LabelOptions, LabelSummary};
+pub use label::{label_positions, scored_position, LabelOptions, LabelSummary};
+pub use play::{play_games, PlayOptions, PlaySummary};
 pub use positions::{collect_positions, LabelPosition, PositionSource};
 pub use wdl::{score_to_wdl, DEFAULT_CP_SCALE};

@@ -34,11 +34,13 @@ impl PositionSource {
 }
 
 /// A position to label: the game that leads to it (its history gives the repetition count)
-/// and, for positions from a finished game, the plies that game still had to go.
+/// and, for positions from a finished game, the plies that game still had to go and its result.
 #[derive(Clone, Debug)]
 pub struct LabelPosition {
     pub game: Game,
     pub moves_left: Option<u32>,
+    /// The source game's result for White (1, 0, -1), when the position comes from one.
+    pub white_result: Option<f32>,
 }
 
 /// Up to `n` distinct positions (all of them when `n` is None; by position key) from
@@ -49,7 +51,7 @@ pub fn collect_positions(variant: Variant, source: &PositionSource, n: Option<us
     let mut rng = StdRng::seed_from_u64(seed);
     match source {
         PositionSource::Games(files) => {
-            let mut games: Vec<(Position, Vec<Move>)> = Vec::new();
+            let mut games: Vec<(Position, Vec<Move>, f32)> = Vec::new();
             let mut skipped = Vec::new();
             let inputs: Vec<Input> = files.iter().map(|f| Input::detect(f)).collect();
             for f in files {
@@ -59,7 +61,7 @@ pub fn collect_positions(variant: Variant, source: &PositionSource, n: Option<us
             }
             for_each_game(&inputs, |raw| {
                 match raw.and_then(|r| replay(r, variant)) {
-                    Ok(g) => games.push((g.start, g.moves)),
+                    Ok(g) => games.push((g.start, g.moves, (2.0 * g.white_score - 1.0) as f32)),
                     Err(s) => skipped.push(s),
                 }
                 true
@@ -67,7 +69,7 @@ pub fn collect_positions(variant: Variant, source: &PositionSource, n: Option<us
             // (game, ply) of every position before a move, distinct by key
             let mut seen = HashSet::new();
             let mut spots = Vec::new();
-            for (gi, (start, moves)) in games.iter().enumerate() {
+            for (gi, (start, moves, _)) in games.iter().enumerate() {
                 let mut pos = *start;
                 for (ply, &m) in moves.iter().enumerate() {
                     if seen.insert(pos.key()) {
@@ -81,12 +83,12 @@ pub fn collect_positions(variant: Variant, source: &PositionSource, n: Option<us
             let positions = spots
                 .into_iter()
                 .map(|(gi, ply)| {
-                    let (start, moves) = &games[gi];
+                    let (start, moves, result) = &games[gi];
                     let mut game = Game::new(*start);
                     for &m in &moves[..ply] {
                         game.play(m);
                     }
-                    LabelPosition { game, moves_left: Some((moves.len() - ply) as u32) }
+                    LabelPosition { game, moves_left: Some((moves.len() - ply) as u32), white_result: Some(*result) }
                 })
                 .collect();
             Ok((positions, skipped))
@@ -114,7 +116,7 @@ pub fn collect_positions(variant: Variant, source: &PositionSource, n: Option<us
                 if game.result().is_over() || !seen.insert(game.position().key()) {
                     continue;
                 }
-                out.push(LabelPosition { game, moves_left: None });
+                out.push(LabelPosition { game, moves_left: None, white_result: None });
             }
             Ok((out, Vec::new()))
         }

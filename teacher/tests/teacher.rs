@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use vzero_arena::{PlayerSpec, Score};
-use vzero_data::{Chunk, RunDir, Source};
+use vzero_data::{Chunk, RunDir, Source, TeacherScore};
 use vzero_encoding::{InputEncoder, MoveEncoder};
 use vzero_rules::{Color, Game, Variant};
 use vzero_teacher::*;
@@ -172,12 +172,30 @@ fn label_and_check(teacher: &str, positions: &[LabelPosition], expected_sign: &d
     let mut k = 0;
     for (b, c) in chunks_by_batch(&run) {
         assert_eq!(c.meta.source, Source::Label);
+        let scored = c.scored_positions().unwrap();
+        assert_eq!(scored.len(), c.rows, "one raw score per labelled row");
         for (i, row) in c.read_all().unwrap().iter().enumerate() {
             let p = &positions[b * 4 + i];
+            // the raw score is kept with the row: same position (with its history), same move,
+            // and the W/D/L is the logistic of that score
+            let sp = &scored[i];
+            let mut g = Game::from_fen(v, &sp.start_fen).unwrap();
+            for m in &sp.moves {
+                g.play_uci(m).unwrap();
+            }
+            assert_eq!(g.position().fen(), p.game.position().fen());
+            assert_eq!(g.moves().len(), p.game.moves().len());
+            let score = match sp.score {
+                TeacherScore::Cp(c) => Score::Cp(c),
+                TeacherScore::Mate(m) => Score::Mate(m),
+            };
+            assert_eq!(row.wdl, score_to_wdl(score, DEFAULT_CP_SCALE));
+            assert_eq!(sp.result, p.white_result);
             assert_eq!(row.planes, inp.encode_game(&p.game));
             assert_eq!(row.policy.len(), 1);
             let m = mv.decode(p.game.position(), row.policy[0].0 as usize).expect("a legal move");
             assert!(p.game.position().legal_moves().contains(&m));
+            assert_eq!(p.game.position().uci(m), sp.best);
             assert!((row.wdl.iter().sum::<f32>() - 1.0).abs() < 1e-5);
             let value = row.wdl[0] - row.wdl[2];
             if let Some(sign) = expected_sign(p) {
@@ -316,4 +334,130 @@ fn supervised_steps_lower_the_policy_loss_on_held_out_labels() {
     assert!(after < before - 0.5, "held-out policy loss {before:.3} -> {after:.3}");
     let distinct: HashSet<String> = all.iter().map(|p| p.game.position().fen()).collect();
     assert_eq!(distinct.len(), 3300);
+}
+
+/// The teacher's games of one `play_games` call: per chunk, its games and scored positions.
+fn played(run: &RunDir) -> Vec<(Vec<vzero_data::GameRecord>, Vec<vzero_data::ScoredPosition>, usize)> {
+    run.list_chunks().unwrap().iter().map(|p| {
+        let c = Chunk::open(p).unwrap();
+        assert_eq!(c.meta.source, Source::Label);
+        (c.games().unwrap(), c.scored_positions().unwrap(), c.rows)
+    }).collect()
+}
+
+#[test]
+fn teacher_games_keep_every_searched_position_with_its_score_and_result() {
+    let v = empire();
+    let dir = tempfile::tempdir().unwrap();
+    let run = RunDir::create_or_open(dir.path()).unwrap();
+    let opts = PlayOptions {
+        teacher: "alphabeta:1".into(),
+        concurrency: 2,
+        games: 6,
+        random_moves: 3,
+        random_until: 8,
+        write_from: 4,
+        max_plies: 60,
+        adjudicate_cp: 0,
+        games_per_chunk: 2,
+        job: "t".into(),
+        ..PlayOptions::default()
+    };
+    let s = play_games(&run, v, &opts).unwrap();
+    assert_eq!(s.games, 6, "{s:?}");
+    assert!(s.abandoned.is_empty());
+    let chunks = played(&run);
+    assert_eq!(chunks.iter().map(|c| c.0.len()).sum::<usize>(), 6);
+    assert_eq!(chunks.iter().map(|c| c.1.len()).sum::<usize>(), s.positions);
+    assert!(s.positions > 6 * 20, "{s:?}");
+    let mut first_moves = HashSet::new();
+    for (games, scored, rows) in &chunks {
+        assert_eq!(scored.len(), *rows, "a row per scored position");
+        let mut next = scored.iter();
+        for g in games {
+            let white = match g.result.as_str() {
+                "1-0" => Some(1.0),
+                "0-1" => Some(-1.0),
+                _ if g.reason == "max-plies" => None,
+                _ => Some(0.0),
+            };
+            let mut game = Game::from_fen(v, &g.start_fen).unwrap();
+            let mut last_score = None;
+            // exactly `random_moves` random plies, all before `random_until`
+            let random: Vec<usize> = g.priors.iter().enumerate().filter(|(_, &p)| p < 1.0).map(|(i, _)| i).collect();
+            assert_eq!(random.len(), 3, "{:?}", g.priors);
+            assert!(random.iter().all(|&i| i < 8));
+            first_moves.insert(g.moves[..8.min(g.moves.len())].to_vec());
+            for (ply, m) in g.moves.iter().enumerate() {
+                if ply >= 4 && !random.contains(&ply) {
+                    // the teacher's move was kept with its position, the game's history and result
+                    let sp = next.next().expect("a scored position for every searched ply");
+                    assert_eq!(sp.start_fen, g.start_fen);
+                    assert_eq!(sp.moves, g.moves[..ply].to_vec());
+                    assert_eq!(&sp.best, m);
+                    assert_eq!(sp.result, white);
+                    last_score = Some(sp.score);
+                }
+                game.play_uci(m).unwrap();
+            }
+            if g.reason == "adjudication" && g.moves.len() >= 4 {
+                // the decisive search is kept too: its position is the game's last
+                let sp = next.next().expect("the decisive position");
+                assert_eq!(sp.moves, g.moves);
+                assert_eq!(sp.result, white);
+                last_score = Some(sp.score);
+            }
+            // the game ended by a rule, at max_plies, or when the teacher saw a mate (no
+            // adjudication by centipawns was asked for)
+            match g.reason.as_str() {
+                "max-plies" => assert_eq!(g.moves.len(), 60),
+                "adjudication" => assert!(matches!(last_score, Some(TeacherScore::Mate(_))), "{last_score:?}"),
+                r => assert_eq!(game.result().reason.to_string(), r),
+            }
+        }
+        assert!(next.next().is_none());
+    }
+    // a second call of the same job plays other games, not the same ones again
+    let again = play_games(&run, v, &PlayOptions { games: 2, concurrency: 1, ..opts.clone() }).unwrap();
+    assert_eq!(again.games, 2);
+    let all: Vec<Vec<String>> = played(&run).iter().flat_map(|c| c.0.iter().map(|g| g.moves[..8.min(g.moves.len())].to_vec())).collect();
+    assert_eq!(all.len(), 8);
+    assert_eq!(all.iter().collect::<HashSet<_>>().len(), 8, "eight different openings");
+    assert_eq!(first_moves.len(), 6);
+}
+
+#[test]
+fn teacher_games_are_adjudicated_at_the_score_limit() {
+    let v = empire();
+    let dir = tempfile::tempdir().unwrap();
+    let run = RunDir::create_or_open(dir.path()).unwrap();
+    // alphabeta's scores are material in its centipawns: 1 cp adjudicates at the first capture
+    let opts = PlayOptions { teacher: "alphabeta:2".into(), games: 3, random_moves: 0, random_until: 0, write_from: 0, max_plies: 200, adjudicate_cp: 1, job: "adj".into(), ..PlayOptions::default() };
+    let s = play_games(&run, v, &opts).unwrap();
+    assert_eq!(s.games, 3);
+    for (games, scored, _) in played(&run) {
+        for g in &games {
+            assert_eq!(g.reason, "adjudication", "{g:?}");
+            assert_ne!(g.result, "1/2-1/2");
+        }
+        // the last scored position of each game is the decisive one: its score has the winner's sign
+        let last = scored.last().unwrap();
+        let mut game = Game::from_fen(v, &last.start_fen).unwrap();
+        for m in &last.moves {
+            game.play_uci(m).unwrap();
+        }
+        let mover_white = game.position().side_to_move() == Color::White;
+        let won = match last.score { TeacherScore::Cp(c) => c > 0, TeacherScore::Mate(m) => m > 0 };
+        assert_eq!(last.result, Some(if won == mover_white { 1.0 } else { -1.0 }));
+    }
+}
+
+#[test]
+fn a_teacher_that_cannot_start_stops_the_games_with_its_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = RunDir::create_or_open(dir.path()).unwrap();
+    let opts = PlayOptions { teacher: "uci:/nonexistent/fairy-stockfish".into(), games: 2, ..PlayOptions::default() };
+    let e = format!("{:#}", play_games(&run, empire(), &opts).unwrap_err());
+    assert!(e.contains("fairy-stockfish"), "{e}");
+    assert!(run.list_chunks().unwrap().is_empty());
 }

@@ -27,6 +27,9 @@ pub enum NnueCommand {
     Train(TrainArgs),
     /// Quantise a training checkpoint into a .nnue file Fairy-Stockfish loads.
     Export(ExportArgs),
+    /// Games a teacher engine (Fairy-Stockfish) plays against itself with random moves early,
+    /// every searched position kept with its raw score: training data, into a run.
+    Play(crate::cmd::nnue_play::PlayArgs),
 }
 
 /// `vzero nnue train`.
@@ -146,6 +149,7 @@ pub fn run(c: NnueCommand) -> Result<()> {
         NnueCommand::Info(a) => info(a),
         NnueCommand::Train(a) => train(a),
         NnueCommand::Export(a) => export(a),
+        NnueCommand::Play(a) => crate::cmd::nnue_play::run(a),
     }
 }
 
