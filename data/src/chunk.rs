@@ -132,11 +132,22 @@ fn write_block_scored(path: &Path, meta: &ChunkMeta, block: &RowBlock, games: &[
     res
 }
 
+/// HDF5 file options without HDF5's own file locking. A chunk is written under a temporary name
+/// and renamed whole ([`commit_tmp`]), so readers never need the lock; and the lock (an `flock`
+/// on the open file) is inherited by every process spawned while the file is open (a UCI teacher,
+/// a test's `vzero`), which then keeps other processes from opening the chunk for as long as it
+/// lives ("unable to lock file, errno = 11").
+fn unlocked() -> hdf5::FileBuilder {
+    let mut b = File::with_options();
+    b.with_fapl(|p| p.file_locking(false));
+    b
+}
+
 fn write_h5(tmp: &Path, meta: &ChunkMeta, b: &RowBlock, games: &[GameRecord], scored: &[ScoredPosition]) -> Result<()> {
     let e = |err: hdf5::Error| DataError::Invalid { path: tmp.to_path_buf(), msg: format!("hdf5: {err}") };
     let n = b.len();
     let [c, h, w] = meta.planes;
-    let file = File::create(tmp).map_err(e)?;
+    let file = unlocked().create(tmp).map_err(e)?;
     // planes, packed: bits [N, B] (u8), constants [N, S] and dense values [N, D*H*W] (f32),
     // with the kind of every plane as the attribute `plane_kinds`
     let packed;
@@ -293,7 +304,7 @@ impl Chunk {
         }
         let err = h5err(path);
         let corrupt = |msg: String| DataError::Corrupt { path: path.to_path_buf(), msg };
-        let file = File::open(path).map_err(&err)?;
+        let file = unlocked().open(path).map_err(&err)?;
         let version = read_attr_u64(&file, "schema_version").map_err(&err)?;
         if !(MIN_SCHEMA_VERSION as u64..=SCHEMA_VERSION as u64).contains(&version) {
             return Err(DataError::Mismatch {

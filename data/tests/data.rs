@@ -95,6 +95,30 @@ fn round_trip_exact() {
     assert_eq!(run.list_chunks().unwrap(), vec![p, p0]);
 }
 
+/// A chunk opens while another open file of it holds an `flock`: what a process spawned while
+/// the chunk was being written keeps (CI once read "unable to lock file, errno = 11" and skipped
+/// a chunk's games). Chunks are published by rename, so readers need no lock.
+#[test]
+fn chunks_open_and_are_written_beside_a_held_file_lock() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = RunDir::create_or_open(dir.path().join("run")).unwrap();
+    let p = run.new_chunk_path("w1");
+    let g = games(3);
+    write_chunk(&p, &meta("empire"), &rows(10, 1, 2), &g).unwrap();
+    let held = fs::File::open(&p).unwrap();
+    held.lock().unwrap(); // exclusive, on another open file description
+    let c = Chunk::open(&p).expect("a chunk opens beside another holder's lock");
+    assert_eq!(c.games().unwrap(), g);
+    drop(c);
+    // a writer beside a lock held on another chunk of the run is not disturbed either
+    let q = run.new_chunk_path("w1");
+    write_chunk(&q, &meta("empire"), &rows(4, 2, 3), &[]).unwrap();
+    let other = fs::File::open(&q).unwrap();
+    other.lock().unwrap();
+    assert_eq!(Chunk::open(&q).unwrap().rows, 4);
+    drop((held, other));
+}
+
 #[test]
 fn scored_positions_round_trip_beside_rows_and_games() {
     let dir = tempfile::tempdir().unwrap();

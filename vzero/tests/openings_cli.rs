@@ -100,8 +100,8 @@ fn openings_csv_md_svg_and_filters() {
 fn book_build_then_match_and_uci_use_it() {
     let dir = run_dir("book");
     let book = dir.join("book.json");
-    let (out, _) = vzero(&["book", "build", "--variant", "empire", "--from", s(&dir), "--plies", "2", "--out", s(&book), "--no-progress"]);
-    assert!(out.contains("2 positions, 4 moves, 2 plies, from 3 games"), "{out}");
+    let (out, err) = vzero(&["book", "build", "--variant", "empire", "--from", s(&dir), "--plies", "2", "--out", s(&book), "--no-progress"]);
+    assert!(out.contains("2 positions, 4 moves, 2 plies, from 3 games"), "{out}\n{err}");
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&book).unwrap()).unwrap();
     assert_eq!(v["format"], "vzero-book");
     let start = vzero_rules::Position::startpos(vzero_rules::Variant::builtin("empire").unwrap());
