@@ -244,6 +244,12 @@ impl RunDir {
         Ok(value.get("variant").and_then(|v| v.as_str()).map(str::to_string))
     }
 
+    /// Names (not hidden, sorted) of the files ending in `suffix` in the run's sub-directory
+    /// `rel` (e.g. `nnue`): listed on the store for an object-storage run; none when missing.
+    pub fn list_files(&self, rel: &str, suffix: &str) -> Result<Vec<String>> {
+        self.list_names(rel, &self.root.join(rel), suffix)
+    }
+
     /// Names (not hidden) of the files ending in `suffix` in the run's sub-directory `rel`,
     /// whose local directory is `local`, sorted: listed on the store for an object-storage
     /// run. A missing directory has none.

@@ -118,3 +118,78 @@ pub fn game_samples(
     }
     Ok(counts)
 }
+
+/// A teacher's score as a UCI engine prints it, from the side to move.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UciScore {
+    /// `score cp N`: Fairy-Stockfish's centipawns, internal units × 100 / 208.
+    Cp(i32),
+    /// `score mate N` (negative: the side to move is mated).
+    Mate(i32),
+}
+
+/// Fairy-Stockfish's endgame pawn in internal units (`PawnValueEg`): its UCI `cp` is
+/// `internal * 100 / PAWN_VALUE_EG`.
+pub const PAWN_VALUE_EG: f32 = 208.0;
+
+/// A UCI score in internal units, clamped to ±`max` (mates are ±`max`).
+pub fn uci_score_to_internal(s: UciScore, max: f32) -> f32 {
+    match s {
+        UciScore::Cp(c) => (c as f32 * PAWN_VALUE_EG / 100.0).clamp(-max, max),
+        UciScore::Mate(m) if m > 0 => max,
+        UciScore::Mate(_) => -max,
+    }
+}
+
+/// One position a teacher scored (`start_fen` + UCI `moves` lead to it; `best` is the
+/// teacher's move; `white_result` the source game's result for White, when known) as a sample
+/// appended to `out`: score target = the teacher's score in internal units, result target =
+/// the game's result from the side to move, or the score's own expectation when there is no
+/// result. Skipped (and counted) as [`game_samples`] skips: in check, `best` captures (with
+/// `skip_captures`), no NNUE.
+#[allow(clippy::too_many_arguments)]
+pub fn scored_sample(
+    mapping: &FsfMapping,
+    what: &str,
+    start_fen: &str,
+    moves: &[String],
+    score: UciScore,
+    best: &str,
+    white_result: Option<f32>,
+    opts: &DataOptions,
+    out: &mut Vec<Sample>,
+) -> Result<SampleCounts> {
+    let bad = |reason: String| NnueError::Game { game: what.to_string(), reason };
+    let mut pos = Position::from_fen(mapping.variant(), start_fen).map_err(|e| bad(format!("start FEN: {e}")))?;
+    for (i, mv) in moves.iter().enumerate() {
+        pos.play_uci(mv).map_err(|e| bad(format!("move {} ({mv}): {e}", i + 1)))?;
+    }
+    let mut counts = SampleCounts::default();
+    if pos.is_check() {
+        counts.in_check += 1;
+        return Ok(counts);
+    }
+    if opts.skip_captures {
+        let before = board_count(&pos, mapping.squares());
+        let mut after = pos;
+        after.play_uci(best).map_err(|e| bad(format!("best move ({best}): {e}")))?;
+        if board_count(&after, mapping.squares()) < before {
+            counts.captures += 1;
+            return Ok(counts);
+        }
+    }
+    let mut f = PositionFeatures::default();
+    if mapping.features_into(&pos, &mut f).is_err() {
+        counts.other += 1;
+        return Ok(counts);
+    }
+    let s = uci_score_to_internal(score, opts.max_score);
+    let sign = if pos.side_to_move() == Color::White { 1.0 } else { -1.0 };
+    let result = match white_result {
+        Some(r) => r * sign,
+        None => 2.0 / (1.0 + (-s / crate::train::OUT_SCALING).exp()) - 1.0,
+    };
+    out.push(Sample::new(&f, s, result));
+    counts.kept += 1;
+    Ok(counts)
+}

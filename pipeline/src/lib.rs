@@ -17,11 +17,15 @@
 //!   worker threads and the learner together (with gauntlets every `gauntlet.every`
 //!   generations), [`Session::selfplay`] and [`Session::learn`] each half alone;
 //! * progress, notes and gauntlet results come to the caller as [`Event`]s;
+//! * [`nnue_train`] and [`nnue_loop`]: Fairy-Stockfish NNUE nets trained on a run's positions,
+//!   and improved in rounds with a teacher engine that loads each new net;
 //! * [`RunStatus`]: what a run holds and who works on it (`vzero status`); [`RunCheck`]: its
 //!   invariants (`vzero check`).
 
 pub mod check;
 mod config;
+pub mod nnue_loop;
+pub mod nnue_train;
 mod session;
 pub mod status;
 

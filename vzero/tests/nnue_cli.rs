@@ -105,3 +105,67 @@ fn train_resume_export_and_eval_from_a_tiny_run() {
     assert!(err.contains("bad.vzck") && err.contains("truncated"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `vzero nnue loop` with a real UCI teacher process (vzero's own engine behind a shell script
+/// that logs what it is sent): a round plays, trains and publishes a net; a second call goes on
+/// with the next round, whose teachers load that net with `setoption name EvalFile`.
+#[test]
+fn loop_rounds_publish_nets_that_the_next_round_s_teachers_load() {
+    let dir = std::env::temp_dir().join(format!("vzero-nnue-loop-cli-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("uci.log");
+    let script = dir.join("teacher.sh");
+    std::fs::write(&script, format!("#!/bin/sh\ntee -a {} | exec {} uci --variant empire\n", log.display(), env!("CARGO_BIN_EXE_vzero"))).unwrap();
+    let run = dir.join("run");
+    let teacher = format!("uci:sh {}:nodes=8", script.display());
+    let args = |rounds: &'static str| -> Vec<String> {
+        ["nnue", "loop", "--variant", "empire", "--run", run.to_str().unwrap(), "--teacher", &teacher, "--workers", "1", "--rounds", rounds, "--play-minutes", "0.05", "--train-minutes", "0.03", "--quiet"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    };
+    let call = |rounds| {
+        let a = args(rounds);
+        vzero(&a.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    let (code, out, err) = call("1");
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.starts_with("loop: 1 rounds,"), "{out}");
+    assert!(err.contains("round 0: teachers play with the classical evaluation"), "{err}");
+    assert!(!std::fs::read_to_string(&log).unwrap().contains("EvalFile"), "round 0 has no net yet");
+    let nets = std::fs::read_to_string(run.join("nnue/nets.csv")).unwrap();
+    let rows: Vec<&str> = nets.lines().collect();
+    assert_eq!(rows.len(), 2, "{nets}");
+    let first = rows[1].split(',').nth(1).unwrap().to_string();
+    let net0 = run.join("nnue/nets").join(&first);
+    let bytes = std::fs::read(&net0).unwrap();
+    assert_eq!(vzero_nnue::checkpoint::net_file_name("empire", &bytes), first);
+    let positions: usize = rows[1].split(',').nth(3).unwrap().parse().unwrap();
+    assert!(positions > 0, "{nets}");
+
+    // The next call goes on at round 1, whose teacher loads round 0's net.
+    let (code, out, err) = call("2");
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.starts_with("loop: 1 rounds,"), "{out}");
+    assert!(err.contains(&format!("round 1: teachers play with {first}")), "{err}");
+    let sent = std::fs::read_to_string(&log).unwrap();
+    assert!(sent.contains(&format!("setoption name EvalFile value {}", net0.display())), "{sent}");
+    let nets = std::fs::read_to_string(run.join("nnue/nets.csv")).unwrap();
+    let rows: Vec<&str> = nets.lines().collect();
+    assert_eq!(rows.len(), 3, "{nets}");
+    assert!(rows[2].starts_with("1,empire-"), "{nets}");
+    let steps: Vec<u64> = rows[1..].iter().map(|r| r.split(',').nth(6).unwrap().parse().unwrap()).collect();
+    assert!(steps[1] > steps[0], "the trainer goes on from its checkpoint: {steps:?}");
+    // the nets evaluate
+    let second = run.join("nnue/nets").join(rows[2].split(',').nth(1).unwrap());
+    let (code, out, err) = vzero(&["nnue", "eval", "--net", second.to_str().unwrap(), "--variant", "empire"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("NNUE evaluation "), "{out}");
+    // Another engine than a UCI one is refused in one line, the run unchanged.
+    let (code, _, err) = vzero(&["nnue", "loop", "--variant", "empire", "--run", run.to_str().unwrap(), "--teacher", "alphabeta:2", "--rounds", "3"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("must be a UCI engine"), "{err}");
+    assert_eq!(std::fs::read_to_string(run.join("nnue/nets.csv")).unwrap(), nets);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -5,6 +5,7 @@ pub mod arena;
 pub mod bench;
 pub mod net;
 pub mod nnue;
+pub mod nnue_loop;
 pub mod nnue_play;
 pub mod openings;
 pub mod out;

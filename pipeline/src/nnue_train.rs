@@ -1,0 +1,436 @@
+//! Training a Fairy-Stockfish NNUE net on a run's positions, as a library: what
+//! `vzero nnue train` and `vzero nnue export` run, and the training step of `vzero nnue loop`.
+//!
+//! Data: every game of the run (and of `from` runs) replayed into samples (targets: the search
+//! values of self-play rows and the games' results), and every position a teacher scored
+//! ([`vzero_data::ScoredPosition`]: `vzero label` rows, `vzero nnue play` and the loop's games)
+//! with the teacher's raw score and the game's result. A chunk whose positions carry scores
+//! contributes those (not its games again). `lambda` weighs the score target against the result
+//! (see [`vzero_nnue::train`]). Games are split into training and validation by a fixed stride.
+//!
+//! Checkpoints go to `DIR/nnue/ckpt-<step>.vzck` (atomic; the two newest kept), one row per
+//! `log_every` steps to `DIR/nnue/metrics.csv`; a rerun resumes from the newest checkpoint.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use rand::{Rng, SeedableRng};
+use vzero_data::{Chunk, RunDir, TeacherScore};
+use vzero_nnue::checkpoint;
+use vzero_nnue::dataset::{game_samples, scored_sample, white_result, DataOptions, SampleCounts, UciScore};
+use vzero_nnue::train::{mean_loss, AdamConfig, Sample, Trainer};
+use vzero_nnue::{format, FloatNetwork, FsfMapping};
+use vzero_rules::Variant;
+
+/// Checkpoints kept in DIR/nnue/ (the older ones are removed).
+const KEEP_CHECKPOINTS: usize = 2;
+/// The columns of `nnue/metrics.csv`.
+pub const METRICS_HEADER: &str = "step,positions,train_loss,validation_loss,lr,positions_per_s";
+
+/// How to train.
+#[derive(Clone, Debug)]
+pub struct NnueTrainOptions {
+    /// Weight of the score target (teacher score or search value); the rest on the result.
+    pub lambda: f32,
+    /// Positions per step.
+    pub batch: usize,
+    /// Adam's learning rate (default 1e-3; a resumed run keeps its own unless given).
+    pub lr: Option<f32>,
+    /// Fraction of the games (and scored chunks) held out for the validation loss.
+    pub holdout: f64,
+    /// Skip positions whose move captures (positions in check are always skipped).
+    pub skip_captures: bool,
+    /// Steps between metrics rows (and validation losses).
+    pub log_every: u64,
+    /// Minutes between checkpoints (one is always written at the end).
+    pub checkpoint_minutes: f64,
+    /// Threads (default: all cores).
+    pub threads: Option<usize>,
+    /// Seed of the initial net and the batch order.
+    pub seed: u64,
+    /// Stop after this many steps in all (counting earlier sessions).
+    pub steps: Option<u64>,
+    /// Stop after this many minutes.
+    pub minutes: Option<f64>,
+    /// No progress bar.
+    pub quiet: bool,
+}
+
+impl Default for NnueTrainOptions {
+    fn default() -> Self {
+        NnueTrainOptions {
+            lambda: 0.5,
+            batch: 1024,
+            lr: None,
+            holdout: 0.1,
+            skip_captures: false,
+            log_every: 100,
+            checkpoint_minutes: 10.0,
+            threads: None,
+            seed: 1,
+            steps: None,
+            minutes: None,
+            quiet: false,
+        }
+    }
+}
+
+/// What a training session did.
+#[derive(Clone, Debug, Default)]
+pub struct NnueTrainSummary {
+    /// The step it started from and the step it reached.
+    pub start_step: u64,
+    pub step: u64,
+    /// Positions trained on by this session.
+    pub positions: u64,
+    pub seconds: f64,
+    /// The last validation loss (None without validation positions).
+    pub validation_loss: Option<f32>,
+    /// The checkpoint written last (None: unchanged).
+    pub checkpoint: Option<String>,
+    pub train_positions: usize,
+    pub validation_positions: usize,
+    /// Games read, and the positions skipped.
+    pub games: usize,
+    pub skipped: SampleCounts,
+    /// The targets trained on, in words (also in the checkpoint and the net's description).
+    pub targets: String,
+}
+
+impl NnueTrainSummary {
+    /// Positions per second of this session.
+    pub fn per_second(&self) -> f64 {
+        self.positions as f64 / self.seconds.max(1e-9)
+    }
+}
+
+fn local_run(run: &RunDir) -> Result<()> {
+    if run.is_remote() {
+        bail!("vzero nnue trains on local run directories only (s3:// is not supported yet): {}", run.location());
+    }
+    Ok(())
+}
+
+/// The `nnue/` directory of a run.
+pub fn nnue_dir(run: &RunDir) -> PathBuf {
+    run.root().join("nnue")
+}
+
+/// The `.h5` chunks of a run (data/ and its archive), oldest first.
+fn run_chunks(run: &RunDir) -> Result<Vec<PathBuf>> {
+    let mut chunks = run.list_chunks()?;
+    if let Ok(rd) = std::fs::read_dir(run.archive_dir()) {
+        for e in rd.flatten() {
+            let n = e.file_name().to_string_lossy().into_owned();
+            if n.ends_with(".h5") && !n.starts_with('.') {
+                chunks.push(e.path());
+            }
+        }
+    }
+    Ok(chunks)
+}
+
+/// The variant of a run: its config's, else its data's.
+fn run_variant(run: &RunDir) -> Result<Option<String>> {
+    if let Some(v) = run.stored_variant()? {
+        return Ok(Some(v));
+    }
+    Ok(run.data_variant()?.map(|(v, _)| v))
+}
+
+/// Training and validation samples.
+struct Data {
+    train: Vec<Sample>,
+    validation: Vec<Sample>,
+    games: usize,
+    counts: SampleCounts,
+    /// Samples from teacher scores and from search values.
+    scored: usize,
+    searched: usize,
+}
+
+/// One unit of data: a game, or a chunk's scored positions.
+enum Item {
+    Game(String, vzero_data::GameRecord),
+    Scored(String, Vec<vzero_data::ScoredPosition>),
+}
+
+/// Every game and scored position of the runs as samples; every k-th item (by a fixed stride,
+/// `holdout` of them, at least one when there are two or more) goes to validation.
+fn load_data(runs: &[RunDir], mapping: &FsfMapping, opts: &DataOptions, holdout: f64) -> Result<Data> {
+    let mut items = Vec::new();
+    for run in runs {
+        for path in run_chunks(run)? {
+            let c = Chunk::open(&path)?;
+            if c.meta.variant != mapping.name() {
+                continue;
+            }
+            let scored = c.scored_positions()?;
+            if !scored.is_empty() {
+                items.push(Item::Scored(path.display().to_string(), scored));
+                continue;
+            }
+            for (i, g) in c.games()?.into_iter().enumerate() {
+                if g.variant == mapping.name() {
+                    items.push(Item::Game(format!("game {} of {}", i + 1, path.display()), g));
+                }
+            }
+        }
+    }
+    let n = items.len();
+    let k = if holdout > 0.0 && n >= 2 { ((n as f64 * holdout).round() as usize).clamp(1, n - 1) } else { 0 };
+    let mut d = Data { train: Vec::new(), validation: Vec::new(), games: 0, counts: SampleCounts::default(), scored: 0, searched: 0 };
+    for (i, item) in items.iter().enumerate() {
+        let held = (i + 1) * k / n != i * k / n;
+        let out = if held { &mut d.validation } else { &mut d.train };
+        match item {
+            Item::Game(name, g) => {
+                d.games += 1;
+                let c = game_samples(mapping, name, &g.start_fen, &g.moves, white_result(&g.result, &g.reason), &g.values, opts, out)?;
+                d.searched += c.kept;
+                d.counts.add(c);
+            }
+            Item::Scored(name, list) => {
+                for (j, sp) in list.iter().enumerate() {
+                    let score = match sp.score {
+                        TeacherScore::Cp(c) => UciScore::Cp(c),
+                        TeacherScore::Mate(m) => UciScore::Mate(m),
+                    };
+                    let what = format!("scored position {} of {name}", j + 1);
+                    let c = scored_sample(mapping, &what, &sp.start_fen, &sp.moves, score, &sp.best, sp.result, opts, out)?;
+                    d.scored += c.kept;
+                    d.counts.add(c);
+                }
+            }
+        }
+    }
+    Ok(d)
+}
+
+fn append_metrics(path: &Path, line: &str) -> Result<()> {
+    use std::io::Write;
+    let new = !path.exists();
+    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).with_context(|| format!("opening {}", path.display()))?;
+    if new {
+        writeln!(f, "{METRICS_HEADER}")?;
+    }
+    writeln!(f, "{line}").with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
+}
+
+fn save_checkpoint(dir: &Path, c: &checkpoint::CheckpointRef<'_>) -> Result<PathBuf> {
+    let path = dir.join(checkpoint::file_name(c.trainer.step));
+    checkpoint::save_ref(&path, c)?;
+    let all = checkpoint::list(dir)?;
+    for (_, old) in all.iter().rev().skip(KEEP_CHECKPOINTS) {
+        let _ = std::fs::remove_file(old);
+    }
+    Ok(path)
+}
+
+/// The targets of a net in words, for its checkpoint and description.
+fn targets_of(d: &Data, lambda: f32) -> String {
+    let mut parts = Vec::new();
+    if d.scored > 0 {
+        parts.push(format!("teacher scores ({} positions)", d.scored));
+    }
+    if d.searched > 0 {
+        parts.push(format!("search values ({} positions)", d.searched));
+    }
+    format!("lambda {lambda}: {} + game results", if parts.is_empty() { "none".to_string() } else { parts.join(", ") })
+}
+
+/// Trains on the games and scored positions of `run` and of the `from` run directories;
+/// checkpoints in the run's `nnue/`, resumed from the newest.
+pub fn train_nnue(run: &RunDir, variant: Option<&str>, from: &[String], opts: &NnueTrainOptions) -> Result<NnueTrainSummary> {
+    local_run(run)?;
+    if !(0.0..=1.0).contains(&opts.lambda) {
+        bail!("lambda must be in [0, 1], got {}", opts.lambda);
+    }
+    if opts.batch == 0 {
+        bail!("the batch must be at least 1 position");
+    }
+    let dir = nnue_dir(run);
+    let threads = opts.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
+    let resumed = match checkpoint::latest(&dir)? {
+        Some(p) => Some((checkpoint::load(&p)?, p)),
+        None => None,
+    };
+    let variant = match (variant, &resumed, run_variant(run)?) {
+        (Some(v), _, _) => v.to_string(),
+        (None, Some((c, _)), _) => c.variant.clone(),
+        (None, None, Some(v)) => v,
+        (None, None, None) => bail!("{}: no variant: pass --variant (the run has no config and no data)", run.location()),
+    };
+    let m = FsfMapping::for_variant(Variant::load(&variant)?)?;
+    let mut trainer = match resumed {
+        Some((c, p)) => {
+            if c.variant != m.name() || c.trainer.net.dimensions() != m.dimensions() {
+                bail!("{}: a checkpoint for '{}' ({} features), not for '{}' ({} features)", p.display(), c.variant, c.trainer.net.dimensions(), m.name(), m.dimensions());
+            }
+            if !opts.quiet {
+                eprintln!("resuming from {} (step {})", p.display(), c.trainer.step);
+            }
+            let mut t = c.trainer;
+            t.threads = threads;
+            if let Some(lr) = opts.lr {
+                t.adam.lr = lr;
+            }
+            t
+        }
+        None => {
+            let adam = AdamConfig { lr: opts.lr.unwrap_or(1e-3), ..AdamConfig::default() };
+            Trainer::new(FloatNetwork::init(&m, opts.seed), adam, threads)
+        }
+    };
+    let mut runs = vec![run.clone()];
+    for f in from {
+        let r = RunDir::create_or_open(f).with_context(|| format!("opening run {f}"))?;
+        local_run(&r)?;
+        if !r.root().is_dir() {
+            bail!("{f}: no such run directory");
+        }
+        runs.push(r);
+    }
+    let data_opts = DataOptions { skip_captures: opts.skip_captures, ..DataOptions::default() };
+    let t_load = Instant::now();
+    let data = load_data(&runs, &m, &data_opts, opts.holdout)?;
+    if data.train.is_empty() {
+        bail!("{}: no training positions for {} (games: {}, in check: {}, captures skipped: {})", run.location(), m.name(), data.games, data.counts.in_check, data.counts.captures);
+    }
+    let targets = targets_of(&data, opts.lambda);
+    if !opts.quiet {
+        eprintln!(
+            "{} games and {} scored positions: {} training and {} validation positions ({} in check, {} captures, {} other skipped) in {:.1} s",
+            data.games,
+            data.scored,
+            data.train.len(),
+            data.validation.len(),
+            data.counts.in_check,
+            data.counts.captures,
+            data.counts.other,
+            t_load.elapsed().as_secs_f64()
+        );
+    }
+    let steps_goal = match (opts.steps, opts.minutes) {
+        (Some(s), _) => Some(s),
+        (None, None) => Some(1000),
+        (None, Some(_)) => None,
+    };
+    let deadline = opts.minutes.map(|m| Instant::now() + Duration::from_secs_f64(m * 60.0));
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let metrics = dir.join("metrics.csv");
+    let pb = if opts.quiet {
+        ProgressBar::hidden()
+    } else {
+        let pb = match steps_goal {
+            Some(s) => ProgressBar::new(s.saturating_sub(trainer.step)),
+            None => ProgressBar::new_spinner(),
+        };
+        pb.set_style(ProgressStyle::with_template("{bar:30} {pos}/{len} steps [{elapsed_precise}, eta {eta}] {msg}").expect("valid template"));
+        pb
+    };
+    let mut rng = rand::rngs::StdRng::seed_from_u64(opts.seed ^ trainer.step.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    let mut order: Vec<usize> = (0..data.train.len()).collect();
+    let mut cursor = order.len();
+    let (start_step, start_positions) = (trainer.step, trainer.positions);
+    let t0 = Instant::now();
+    let mut last_ckpt = Instant::now();
+    let (mut window_loss, mut window_n, mut window_t, mut window_pos) = (0f64, 0u64, Instant::now(), trainer.positions);
+    let mut last_val = f32::NAN;
+    let mut batch: Vec<&Sample> = Vec::with_capacity(opts.batch);
+    let variant_name = m.name();
+    let lambda = opts.lambda;
+    let ckpt = |t: &Trainer| -> Result<PathBuf> { save_checkpoint(&dir, &checkpoint::CheckpointRef { variant: variant_name, trainer: t, lambda, targets: &targets }) };
+    let mut saved = None;
+    loop {
+        let done_steps = steps_goal.is_some_and(|s| trainer.step >= s);
+        let done_time = deadline.is_some_and(|d| Instant::now() >= d);
+        if done_steps || done_time {
+            break;
+        }
+        batch.clear();
+        while batch.len() < opts.batch {
+            if cursor == order.len() {
+                // a new epoch: a fresh shuffle
+                for i in (1..order.len()).rev() {
+                    order.swap(i, rng.gen_range(0..=i));
+                }
+                cursor = 0;
+            }
+            batch.push(&data.train[order[cursor]]);
+            cursor += 1;
+        }
+        let loss = trainer.step(&batch, lambda);
+        window_loss += loss as f64;
+        window_n += 1;
+        pb.inc(1);
+        let last = steps_goal.is_some_and(|s| trainer.step >= s) || deadline.is_some_and(|d| Instant::now() >= d);
+        if trainer.step % opts.log_every.max(1) == 0 || last {
+            if !data.validation.is_empty() {
+                last_val = mean_loss(&trainer.net, &data.validation, lambda, threads);
+            }
+            let secs = window_t.elapsed().as_secs_f64().max(1e-9);
+            let pps = (trainer.positions - window_pos) as f64 / secs;
+            let train_loss = window_loss / window_n.max(1) as f64;
+            let val = if last_val.is_nan() { String::new() } else { format!("{last_val:.6}") };
+            append_metrics(&metrics, &format!("{},{},{:.6},{},{},{:.0}", trainer.step, trainer.positions, train_loss, val, trainer.adam.lr, pps))?;
+            pb.set_message(format!("loss {train_loss:.5} val {last_val:.5} {pps:.0} pos/s"));
+            (window_loss, window_n, window_t, window_pos) = (0.0, 0, Instant::now(), trainer.positions);
+        }
+        if last_ckpt.elapsed().as_secs_f64() >= opts.checkpoint_minutes * 60.0 && !last {
+            saved = Some(ckpt(&trainer)?);
+            last_ckpt = Instant::now();
+        }
+    }
+    pb.finish_and_clear();
+    if trainer.step > start_step || checkpoint::latest(&dir)?.is_none() {
+        saved = Some(ckpt(&trainer)?);
+    }
+    Ok(NnueTrainSummary {
+        start_step,
+        step: trainer.step,
+        positions: trainer.positions - start_positions,
+        seconds: t0.elapsed().as_secs_f64(),
+        validation_loss: if last_val.is_nan() { None } else { Some(last_val) },
+        checkpoint: saved.map(|p| p.display().to_string()),
+        train_positions: data.train.len(),
+        validation_positions: data.validation.len(),
+        games: data.games,
+        skipped: data.counts,
+        targets,
+    })
+}
+
+/// Quantises the newest checkpoint of `run` (or the checkpoint file `net`) into a .nnue file at
+/// `out` (a directory: `<variant>-<first 12 hex of its sha256>.nnue` in it). Returns the path
+/// written and the net's description.
+pub fn export_nnue(run: Option<&RunDir>, net: Option<&Path>, out: &Path) -> Result<(PathBuf, String)> {
+    let path = match (net, run) {
+        (Some(p), _) => p.to_path_buf(),
+        (None, Some(run)) => {
+            local_run(run)?;
+            let dir = nnue_dir(run);
+            checkpoint::latest(&dir)?.with_context(|| format!("{}: no checkpoint in {} (run vzero nnue train first)", run.location(), dir.display()))?
+        }
+        (None, None) => bail!("pass a run or a checkpoint"),
+    };
+    let c = checkpoint::load(&path)?;
+    let m = FsfMapping::for_variant(Variant::load(&c.variant)?)?;
+    if c.trainer.net.dimensions() != m.dimensions() {
+        bail!("{}: {} features, but variant '{}' has {}", path.display(), c.trainer.net.dimensions(), m.name(), m.dimensions());
+    }
+    let description = format!("vzero nnue: {}, {} positions seen, {} steps; targets {}", m.name(), c.trainer.positions, c.trainer.step, c.targets);
+    let quantised = c.trainer.net.quantize(&description)?;
+    let bytes = format::encode(&quantised);
+    let file = if out.is_dir() || out.to_string_lossy().ends_with('/') {
+        std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+        out.join(checkpoint::net_file_name(m.name(), &bytes))
+    } else {
+        out.to_path_buf()
+    };
+    format::write_file(&file, &quantised)?;
+    Ok((file, description))
+}
