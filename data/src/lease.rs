@@ -34,6 +34,10 @@ use crate::rundir::{hostname, now_unix, process_gone, RunDir};
 /// Name of the lease record in the run (a file, or an object under the run's prefix).
 pub const LEASE_NAME: &str = "learner.lock";
 
+/// Name of the NNUE trainer's lease record (`vzero nnue train` / `loop`): one NNUE trainer per
+/// run, beside the run's one learner.
+pub const NNUE_LEASE_NAME: &str = "nnue/trainer.lock";
+
 /// Default time after its last renewal at which a lease is stale.
 pub const DEFAULT_TTL: Duration = Duration::from_secs(60);
 
@@ -96,6 +100,10 @@ enum Store {
 
 struct Shared {
     store: Store,
+    /// The record's run-relative name ([`LEASE_NAME`], [`NNUE_LEASE_NAME`]).
+    name: &'static str,
+    /// What holds it, in messages ("learner", "NNUE trainer").
+    role: &'static str,
     location: String,
     holder: Mutex<Holder>,
     /// ETag of our record on object storage.
@@ -118,11 +126,12 @@ impl std::fmt::Debug for Lease {
 }
 
 /// A refusal: the run is held by a live holder.
-fn held_err(location: &str, h: &Holder) -> DataError {
+fn held_err(location: &str, role: &str, h: &Holder) -> DataError {
     let now = now_unix();
     DataError::Busy {
         msg: format!(
-            "run {location} has a learner already: {}; stop it first, or wait until its lease expires ({} s after its last renewal)",
+            "run {location} has {} {role} already: {}; stop it first, or wait until its lease expires ({} s after its last renewal)",
+            if role.starts_with(['a', 'e', 'i', 'o', 'u', 'N']) { "an" } else { "a" },
             h.describe(now),
             h.ttl_s
         ),
@@ -143,15 +152,29 @@ impl Lease {
     /// [`DataError::Busy`] naming the holder (host, pid, command, since when) when a live
     /// process holds it. `ttl`: how long after its last renewal the lease counts as abandoned.
     pub fn acquire(run: &RunDir, command: &str, ttl: Duration) -> Result<Lease> {
+        Lease::acquire_named(run, LEASE_NAME, "learner", command, ttl)
+    }
+
+    /// [`Lease::acquire`] of the record `name` (run-relative, e.g. [`NNUE_LEASE_NAME`]) for a
+    /// `role` named in refusals: one holder of that role per run.
+    pub fn acquire_named(run: &RunDir, name: &'static str, role: &'static str, command: &str, ttl: Duration) -> Result<Lease> {
         let ttl_s = ttl.as_secs().max(2);
         let now = now_unix();
         let holder = Holder { host: hostname(), pid: std::process::id(), command: command.to_string(), since: now, renewed: now, ttl_s, token: token() };
         let store = match run.remote() {
             Some(r) => Store::Object(r.clone()),
-            None => Store::Disk(run.root().join(LEASE_NAME)),
+            None => {
+                let path = run.root().join(name);
+                if let Some(dir) = path.parent() {
+                    fs::create_dir_all(dir).map_err(io_err(dir))?;
+                }
+                Store::Disk(path)
+            }
         };
         let shared = Arc::new(Shared {
             store,
+            name,
+            role,
             location: run.location(),
             holder: Mutex::new(holder),
             etag: Mutex::new(None),
@@ -188,7 +211,7 @@ impl Lease {
     /// than the TTL). A learner calls it before each publication.
     pub fn check(&self) -> Result<()> {
         match &*self.shared.lost.lock().unwrap_or_else(|e| e.into_inner()) {
-            Some(why) => Err(DataError::Busy { msg: format!("lost the learner lease of run {}: {why}", self.shared.location) }),
+            Some(why) => Err(DataError::Busy { msg: format!("lost the {} lease of run {}: {why}", self.shared.role, self.shared.location) }),
             None => Ok(()),
         }
     }
@@ -219,15 +242,20 @@ impl Drop for Lease {
     }
 }
 
-/// The current lease record of `run`, if any (for `vzero status`).
+/// The current learner lease record of `run`, if any (for `vzero status`).
 pub fn read_holder(run: &RunDir) -> Result<Option<Holder>> {
+    read_holder_named(run, LEASE_NAME)
+}
+
+/// The current record of the lease `name` of `run`, if any.
+pub fn read_holder_named(run: &RunDir, name: &str) -> Result<Option<Holder>> {
     match run.remote() {
-        Some(r) => match r.read_object(LEASE_NAME)? {
-            Some((bytes, _)) => parse_holder(&bytes, &format!("{}/{LEASE_NAME}", r.url())).map(Some),
+        Some(r) => match r.read_object(name)? {
+            Some((bytes, _)) => parse_holder(&bytes, &format!("{}/{name}", r.url())).map(Some),
             None => Ok(None),
         },
         None => {
-            let path = run.root().join(LEASE_NAME);
+            let path = run.root().join(name);
             match fs::read(&path) {
                 Ok(b) => parse_holder(&b, &path.display().to_string()).map(Some),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
@@ -269,6 +297,7 @@ fn read_disk(path: &Path) -> Result<Option<Holder>> {
 }
 
 fn acquire_disk(shared: &Shared, path: &Path) -> Result<()> {
+    let held_err = |loc: &str, h: &Holder| held_err(loc, shared.role, h);
     let mine = shared.holder.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let bytes = holder_json(&mine);
     for _ in 0..50 {
@@ -315,19 +344,20 @@ fn acquire_disk(shared: &Shared, path: &Path) -> Result<()> {
             Err(e) => return Err(io_err(&takeover)(e)),
         }
     }
-    Err(DataError::Busy { msg: format!("run {}: could not take the learner lease {} (it keeps changing hands)", shared.location, path.display()) })
+    Err(DataError::Busy { msg: format!("run {}: could not take the {} lease {} (it keeps changing hands)", shared.location, shared.role, path.display()) })
 }
 
 fn acquire_object(shared: &Shared, r: &Remote) -> Result<()> {
+    let held_err = |loc: &str, h: &Holder| held_err(loc, shared.role, h);
     let mine = shared.holder.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let bytes = holder_json(&mine);
     for _ in 0..20 {
-        if let Some(etag) = r.write_object(LEASE_NAME, bytes.clone(), Write::Create)? {
+        if let Some(etag) = r.write_object(shared.name, bytes.clone(), Write::Create)? {
             *shared.etag.lock().unwrap_or_else(|e| e.into_inner()) = etag;
             return Ok(());
         }
-        let Some((theirs_bytes, etag)) = r.read_object(LEASE_NAME)? else { continue };
-        let theirs = parse_holder(&theirs_bytes, &format!("{}/{LEASE_NAME}", r.url())).ok();
+        let Some((theirs_bytes, etag)) = r.read_object(shared.name)? else { continue };
+        let theirs = parse_holder(&theirs_bytes, &format!("{}/{}", r.url(), shared.name)).ok();
         if let Some(t) = &theirs {
             if t.stale_reason(now_unix()).is_none() {
                 return Err(held_err(&shared.location, t));
@@ -335,15 +365,15 @@ fn acquire_object(shared: &Shared, r: &Remote) -> Result<()> {
         }
         let how = match etag {
             Some(e) => Write::Replace(e),
-            None => return Err(DataError::Store { msg: format!("{}/{LEASE_NAME}: the store gives no ETag, so a stale lease cannot be taken over safely", r.url()) }),
+            None => return Err(DataError::Store { msg: format!("{}/{}: the store gives no ETag, so a stale lease cannot be taken over safely", r.url(), shared.name) }),
         };
-        if let Some(etag) = r.write_object(LEASE_NAME, bytes.clone(), how)? {
+        if let Some(etag) = r.write_object(shared.name, bytes.clone(), how)? {
             *shared.etag.lock().unwrap_or_else(|e| e.into_inner()) = etag;
             return Ok(());
         }
         // Another taker won the race: look again (it is live now, so the next round refuses).
     }
-    Err(DataError::Busy { msg: format!("run {}: could not take the learner lease (it keeps changing hands)", shared.location) })
+    Err(DataError::Busy { msg: format!("run {}: could not take the {} lease (it keeps changing hands)", shared.location, shared.role) })
 }
 
 fn set_lost(shared: &Shared, why: String) {
@@ -369,15 +399,15 @@ fn renew_once(shared: &Shared) -> Result<()> {
             let etag = shared.etag.lock().unwrap_or_else(|e| e.into_inner()).clone();
             let Some(etag) = etag else { return Ok(()) };
             h.renewed = now;
-            match r.write_object(LEASE_NAME, holder_json(&h), Write::Replace(etag))? {
+            match r.write_object(shared.name, holder_json(&h), Write::Replace(etag))? {
                 Some(new) => *shared.etag.lock().unwrap_or_else(|e| e.into_inner()) = new,
                 None => {
-                    let who = match r.read_object(LEASE_NAME)? {
-                        Some((b, _)) => match parse_holder(&b, LEASE_NAME) {
+                    let who = match r.read_object(shared.name)? {
+                        Some((b, _)) => match parse_holder(&b, shared.name) {
                             Ok(cur) => format!("the lease is now held by {}", cur.describe(now)),
                             Err(e) => e.to_string(),
                         },
-                        None => format!("{}/{LEASE_NAME} was removed", r.url()),
+                        None => format!("{}/{} was removed", r.url(), shared.name),
                     };
                     return Ok(set_lost(shared, who));
                 }
@@ -401,9 +431,9 @@ fn release(shared: &Shared) -> Result<()> {
             }
         }
         Store::Object(r) => {
-            if let Some((b, _)) = r.read_object(LEASE_NAME)? {
-                if parse_holder(&b, LEASE_NAME).is_ok_and(|h| h.token == token) {
-                    r.delete_object(LEASE_NAME)?;
+            if let Some((b, _)) = r.read_object(shared.name)? {
+                if parse_holder(&b, shared.name).is_ok_and(|h| h.token == token) {
+                    r.delete_object(shared.name)?;
                 }
             }
         }
@@ -476,6 +506,20 @@ mod tests {
         assert!(e.contains("lost the learner lease") && e.contains("host elsewhere"), "{e}");
         drop(a);
         assert_eq!(read_holder(&run).unwrap().unwrap().host, "elsewhere", "a lost lease is not removed on drop");
+    }
+
+    #[test]
+    fn the_nnue_trainer_s_lease_is_its_own() {
+        let (_d, run) = run();
+        let learner = Lease::acquire(&run, "vzero learn", DEFAULT_TTL).unwrap();
+        let a = Lease::acquire_named(&run, NNUE_LEASE_NAME, "NNUE trainer", "vzero nnue train", DEFAULT_TTL).unwrap();
+        let e = Lease::acquire_named(&run, NNUE_LEASE_NAME, "NNUE trainer", "vzero nnue loop", DEFAULT_TTL).unwrap_err().to_string();
+        assert!(e.contains("has an NNUE trainer already") && e.contains("vzero nnue train"), "{e}");
+        assert_eq!(read_holder_named(&run, NNUE_LEASE_NAME).unwrap().unwrap(), a.holder());
+        assert_eq!(read_holder(&run).unwrap().unwrap(), learner.holder());
+        drop(a);
+        assert!(read_holder_named(&run, NNUE_LEASE_NAME).unwrap().is_none());
+        assert!(read_holder(&run).unwrap().is_some());
     }
 
     #[test]

@@ -369,6 +369,19 @@ impl RunDir {
         r.publish(&meta, true)
     }
 
+    /// Removes a file of the run that is no longer wanted (an old NNUE checkpoint): the local
+    /// file and, on object storage, its object. Missing: fine.
+    pub fn remove_file(&self, local: &Path) -> Result<()> {
+        if let Some(r) = &self.remote {
+            r.delete(local)?;
+        }
+        match fs::remove_file(local) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(io_err(local)(e)),
+        }
+    }
+
     /// Makes a file of the run present at `local` (a path under [`RunDir::root`]): on object
     /// storage, downloads the object into the cache (`refresh`: even when a copy is there).
     /// Returns whether the file exists. On disk: whether it exists.

@@ -141,18 +141,17 @@ pub fn uci_score_to_internal(s: UciScore, max: f32) -> f32 {
     }
 }
 
-/// One position a teacher scored (`start_fen` + UCI `moves` lead to it; `best` is the
+/// One position a teacher scored (`pos`, reached in the source game `what`; `best` is the
 /// teacher's move; `white_result` the source game's result for White, when known) as a sample
 /// appended to `out`: score target = the teacher's score in internal units, result target =
 /// the game's result from the side to move, or the score's own expectation when there is no
 /// result. Skipped (and counted) as [`game_samples`] skips: in check, `best` captures (with
-/// `skip_captures`), no NNUE.
+/// `skip_captures`), no NNUE. The caller replays the game (see [`ScoredReplay`]).
 #[allow(clippy::too_many_arguments)]
 pub fn scored_sample(
     mapping: &FsfMapping,
     what: &str,
-    start_fen: &str,
-    moves: &[String],
+    pos: &Position,
     score: UciScore,
     best: &str,
     white_result: Option<f32>,
@@ -160,18 +159,14 @@ pub fn scored_sample(
     out: &mut Vec<Sample>,
 ) -> Result<SampleCounts> {
     let bad = |reason: String| NnueError::Game { game: what.to_string(), reason };
-    let mut pos = Position::from_fen(mapping.variant(), start_fen).map_err(|e| bad(format!("start FEN: {e}")))?;
-    for (i, mv) in moves.iter().enumerate() {
-        pos.play_uci(mv).map_err(|e| bad(format!("move {} ({mv}): {e}", i + 1)))?;
-    }
     let mut counts = SampleCounts::default();
     if pos.is_check() {
         counts.in_check += 1;
         return Ok(counts);
     }
     if opts.skip_captures {
-        let before = board_count(&pos, mapping.squares());
-        let mut after = pos;
+        let before = board_count(pos, mapping.squares());
+        let mut after = *pos;
         after.play_uci(best).map_err(|e| bad(format!("best move ({best}): {e}")))?;
         if board_count(&after, mapping.squares()) < before {
             counts.captures += 1;
@@ -179,7 +174,7 @@ pub fn scored_sample(
         }
     }
     let mut f = PositionFeatures::default();
-    if mapping.features_into(&pos, &mut f).is_err() {
+    if mapping.features_into(pos, &mut f).is_err() {
         counts.other += 1;
         return Ok(counts);
     }
@@ -192,4 +187,77 @@ pub fn scored_sample(
     out.push(Sample::new(&f, s, result));
     counts.kept += 1;
     Ok(counts)
+}
+
+/// Replays the positions of scored records one after another: a record whose moves extend the
+/// previous record's (the same game, later) plays only the new moves, so a game of n scored
+/// plies costs n moves instead of n²/2.
+#[derive(Default)]
+pub struct ScoredReplay {
+    start_fen: String,
+    moves: Vec<String>,
+    pos: Option<Position>,
+}
+
+impl ScoredReplay {
+    /// The position after `moves` from `start_fen` (`what` names the record in errors).
+    pub fn position(&mut self, mapping: &FsfMapping, what: &str, start_fen: &str, moves: &[String]) -> Result<&Position> {
+        let bad = |reason: String| NnueError::Game { game: what.to_string(), reason };
+        let extends = self.pos.is_some() && self.start_fen == start_fen && moves.len() >= self.moves.len() && moves[..self.moves.len()] == self.moves[..];
+        if !extends {
+            self.pos = None;
+            self.moves.clear();
+            self.start_fen.clear();
+            self.start_fen.push_str(start_fen);
+            self.pos = Some(Position::from_fen(mapping.variant(), start_fen).map_err(|e| bad(format!("start FEN: {e}")))?);
+        }
+        let pos = self.pos.as_mut().expect("set above");
+        for (i, mv) in moves.iter().enumerate().skip(self.moves.len()) {
+            if let Err(e) = pos.play_uci(mv) {
+                self.pos = None;
+                return Err(bad(format!("move {} ({mv}): {e}", i + 1)));
+            }
+            self.moves.push(mv.clone());
+        }
+        Ok(self.pos.as_ref().expect("set above"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Incremental replay gives the positions a replay from the start gives, across games and
+    /// after a bad record.
+    #[test]
+    fn scored_replay_equals_replay_from_the_start() {
+        let m = FsfMapping::for_variant(vzero_rules::Variant::builtin("empire").unwrap()).unwrap();
+        let start = m.variant().start_fen().to_string();
+        let line: Vec<String> = ["a3a4", "a7a6", "h3h4", "h7h6", "b3b4"].iter().map(|s| s.to_string()).collect();
+        let other: Vec<String> = ["h3h4", "h7h6"].iter().map(|s| s.to_string()).collect();
+        let records: Vec<(String, Vec<String>)> = vec![
+            (start.clone(), line[..1].to_vec()),
+            (start.clone(), line[..3].to_vec()),
+            (start.clone(), line[..5].to_vec()),
+            (start.clone(), other.clone()), // a new game
+            (start.clone(), vec!["zz".into()]), // bad
+            (start.clone(), other[..1].to_vec()), // shorter: replayed afresh
+            (start.clone(), line.clone()),
+        ];
+        let mut r = ScoredReplay::default();
+        for (fen, moves) in &records {
+            let mut want = Position::from_fen(m.variant(), fen).unwrap();
+            let ok = moves.iter().all(|mv| want.play_uci(mv).is_ok());
+            match r.position(&m, "t", fen, moves) {
+                Ok(p) => {
+                    assert!(ok);
+                    assert_eq!(p.fen(), want.fen(), "{moves:?}");
+                }
+                Err(e) => {
+                    assert!(!ok);
+                    assert!(e.to_string().contains("zz"), "{e}");
+                }
+            }
+        }
+    }
 }

@@ -15,6 +15,9 @@
 //!    net plays and scores the next round's games, as checkpoints go back to self-play workers in
 //!    `vzero train`.
 //!
+//! One loop (or `vzero nnue train`) per run: the run's NNUE trainer lease
+//! (`nnue/trainer.lock`) is held for the whole loop.
+//!
 //! Kill-safe: chunks, checkpoints and nets are written atomically; `nets.csv` is rewritten
 //! whole (temporary file, rename) after a net is published, so a rerun finds the newest net and
 //! its round number in it and goes on from there. A round killed before its net was recorded is
@@ -28,7 +31,7 @@ use vzero_data::RunDir;
 use vzero_rules::Variant;
 use vzero_teacher::{play_games, PlayOptions, PlaySummary};
 
-use crate::nnue_train::{export_nnue, train_nnue, NnueTrainOptions};
+use crate::nnue_train::{export_nnue, nnue_lease, train_nnue_held, NnueTrainOptions};
 
 /// The columns of `nnue/nets.csv`.
 pub const NETS_HEADER: &str = "round,net,games,positions,play_seconds,positions_per_s,train_step,validation_loss,unix";
@@ -206,6 +209,8 @@ pub fn run_loop(run: &RunDir, variant: Variant, opts: &LoopOptions, on_event: &m
     }
     vzero_nnue::FsfMapping::for_variant(variant)?;
     run.check_variant(variant.name())?;
+    // one NNUE trainer per run, for the whole loop
+    let lease = nnue_lease(run, "vzero nnue loop")?;
     let deadline = Instant::now() + Duration::from_secs_f64(opts.minutes * 60.0);
     let nets_dir = nnue_dir(run).join("nets");
     std::fs::create_dir_all(&nets_dir).with_context(|| format!("creating {}", nets_dir.display()))?;
@@ -248,8 +253,9 @@ pub fn run_loop(run: &RunDir, variant: Variant, opts: &LoopOptions, on_event: &m
         // train on everything the run holds, then publish
         let t = Instant::now();
         let train = NnueTrainOptions { minutes: Some(opts.train_minutes), steps: None, ..opts.train.clone() };
-        let trained = train_nnue(run, Some(variant.name()), &[], &train)?;
+        let trained = train_nnue_held(run, &lease, Some(variant.name()), &[], &train)?;
         let (path, _description) = export_nnue(Some(run), None, &nets_dir)?;
+        lease.check()?;
         run.publish_new(&path).or_else(|e| if e.to_string().contains("already") { Ok(()) } else { Err(e) })?;
         summary.train_seconds += t.elapsed().as_secs_f64();
         let row = NetRow {

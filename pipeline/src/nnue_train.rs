@@ -17,9 +17,10 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use rand::{Rng, SeedableRng};
-use vzero_data::{Chunk, RunDir, TeacherScore};
+use vzero_data::lease::{DEFAULT_TTL, NNUE_LEASE_NAME};
+use vzero_data::{Chunk, Lease, RunDir, TeacherScore};
 use vzero_nnue::checkpoint;
-use vzero_nnue::dataset::{game_samples, scored_sample, white_result, DataOptions, SampleCounts, UciScore};
+use vzero_nnue::dataset::{game_samples, scored_sample, white_result, DataOptions, SampleCounts, ScoredReplay, UciScore};
 use vzero_nnue::train::{mean_loss, AdamConfig, Sample, Trainer};
 use vzero_nnue::{format, FloatNetwork, FsfMapping};
 use vzero_rules::Variant;
@@ -54,7 +55,7 @@ pub struct NnueTrainOptions {
     pub steps: Option<u64>,
     /// Stop after this many minutes.
     pub minutes: Option<f64>,
-    /// No progress bar.
+    /// No progress bar (the lines saying what is resumed and loaded are printed all the same).
     pub quiet: bool,
 }
 
@@ -106,11 +107,53 @@ impl NnueTrainSummary {
     }
 }
 
-fn local_run(run: &RunDir) -> Result<()> {
+/// Takes the run's NNUE trainer lease for `command`: one NNUE trainer per run (beside the run's
+/// one learner), refused naming the holder, taken over when stale.
+pub fn nnue_lease(run: &RunDir, command: &str) -> Result<Lease> {
+    Ok(Lease::acquire_named(run, NNUE_LEASE_NAME, "NNUE trainer", command, DEFAULT_TTL)?)
+}
+
+/// The newest training checkpoint of the run (on object storage: listed on the store and
+/// downloaded into the cache), if any.
+fn latest_checkpoint(run: &RunDir) -> Result<Option<PathBuf>> {
+    let dir = nnue_dir(run);
     if run.is_remote() {
-        bail!("vzero nnue trains on local run directories only (s3:// is not supported yet): {}", run.location());
+        let names = run.list_files("nnue", ".vzck")?;
+        if let Some(newest) = names.iter().filter(|n| n.starts_with("ckpt-")).max() {
+            run.fetch(&dir.join(newest), false)?;
+        }
+    }
+    Ok(checkpoint::latest(&dir)?)
+}
+
+/// Keeps the metrics rows up to `step` (a resumed trainer writes the later steps again, so
+/// that the steps of `metrics.csv` strictly increase); on object storage the run's copy is
+/// read first.
+fn trim_metrics(run: &RunDir, path: &Path, step: u64) -> Result<()> {
+    run.fetch(path, true)?;
+    let Ok(text) = std::fs::read_to_string(path) else { return Ok(()) };
+    let keep: Vec<&str> = text.lines().enumerate().filter(|(i, l)| *i == 0 || l.split(',').next().and_then(|s| s.parse::<u64>().ok()).is_some_and(|s| s <= step)).map(|(_, l)| l).collect();
+    if keep.len() < text.lines().count() {
+        let tmp = path.with_extension("csv.tmp");
+        std::fs::write(&tmp, keep.join("\n") + "\n").with_context(|| format!("writing {}", tmp.display()))?;
+        std::fs::rename(&tmp, path).with_context(|| format!("renaming {}", tmp.display()))?;
     }
     Ok(())
+}
+
+/// Draws `nnue/loss.svg` (training and validation loss against the step) from `metrics.csv`.
+fn draw_loss_plot(metrics: &Path, plot: &Path) -> Result<()> {
+    let text = std::fs::read_to_string(metrics).with_context(|| format!("reading {}", metrics.display()))?;
+    let (mut train, mut val) = (Vec::new(), Vec::new());
+    for l in text.lines().skip(1) {
+        let f: Vec<&str> = l.split(',').collect();
+        let (Some(step), Some(t)) = (f.first().and_then(|s| s.parse::<f64>().ok()), f.get(2).and_then(|s| s.parse::<f64>().ok())) else { continue };
+        train.push((step, t));
+        if let Some(v) = f.get(3).and_then(|s| s.parse::<f64>().ok()) {
+            val.push((step, v));
+        }
+    }
+    vzero_trainer::draw_lines(plot, "NNUE training loss", "loss", &[("training", train), ("validation", val)])
 }
 
 /// The `nnue/` directory of a run.
@@ -193,13 +236,15 @@ fn load_data(runs: &[RunDir], mapping: &FsfMapping, opts: &DataOptions, holdout:
                 d.counts.add(c);
             }
             Item::Scored(name, list) => {
+                let mut replay = ScoredReplay::default();
                 for (j, sp) in list.iter().enumerate() {
                     let score = match sp.score {
                         TeacherScore::Cp(c) => UciScore::Cp(c),
                         TeacherScore::Mate(m) => UciScore::Mate(m),
                     };
                     let what = format!("scored position {} of {name}", j + 1);
-                    let c = scored_sample(mapping, &what, &sp.start_fen, &sp.moves, score, &sp.best, sp.result, opts, out)?;
+                    let pos = replay.position(mapping, &what, &sp.start_fen, &sp.moves)?;
+                    let c = scored_sample(mapping, &what, pos, score, &sp.best, sp.result, opts, out)?;
                     d.scored += c.kept;
                     d.counts.add(c);
                 }
@@ -220,12 +265,15 @@ fn append_metrics(path: &Path, line: &str) -> Result<()> {
     Ok(())
 }
 
-fn save_checkpoint(dir: &Path, c: &checkpoint::CheckpointRef<'_>) -> Result<PathBuf> {
+/// Saves a checkpoint (atomically), publishes it once, then removes all but the newest
+/// [`KEEP_CHECKPOINTS`] (files and objects).
+fn save_checkpoint(run: &RunDir, dir: &Path, c: &checkpoint::CheckpointRef<'_>) -> Result<PathBuf> {
     let path = dir.join(checkpoint::file_name(c.trainer.step));
     checkpoint::save_ref(&path, c)?;
+    run.publish_new(&path)?;
     let all = checkpoint::list(dir)?;
     for (_, old) in all.iter().rev().skip(KEEP_CHECKPOINTS) {
-        let _ = std::fs::remove_file(old);
+        run.remove_file(old)?;
     }
     Ok(path)
 }
@@ -245,7 +293,14 @@ fn targets_of(d: &Data, lambda: f32) -> String {
 /// Trains on the games and scored positions of `run` and of the `from` run directories;
 /// checkpoints in the run's `nnue/`, resumed from the newest.
 pub fn train_nnue(run: &RunDir, variant: Option<&str>, from: &[String], opts: &NnueTrainOptions) -> Result<NnueTrainSummary> {
-    local_run(run)?;
+    let lease = nnue_lease(run, "vzero nnue train")?;
+    train_nnue_held(run, &lease, variant, from, opts)
+}
+
+/// [`train_nnue`] by the holder of the run's NNUE trainer `lease` (checked before every
+/// publication): checkpoints, `metrics.csv` and `loss.svg` in the run's `nnue/`, each
+/// published to the store of an object-storage run (a checkpoint once, the others replaced).
+pub fn train_nnue_held(run: &RunDir, lease: &Lease, variant: Option<&str>, from: &[String], opts: &NnueTrainOptions) -> Result<NnueTrainSummary> {
     if !(0.0..=1.0).contains(&opts.lambda) {
         bail!("lambda must be in [0, 1], got {}", opts.lambda);
     }
@@ -254,7 +309,7 @@ pub fn train_nnue(run: &RunDir, variant: Option<&str>, from: &[String], opts: &N
     }
     let dir = nnue_dir(run);
     let threads = opts.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
-    let resumed = match checkpoint::latest(&dir)? {
+    let resumed = match latest_checkpoint(run)? {
         Some(p) => Some((checkpoint::load(&p)?, p)),
         None => None,
     };
@@ -270,9 +325,7 @@ pub fn train_nnue(run: &RunDir, variant: Option<&str>, from: &[String], opts: &N
             if c.variant != m.name() || c.trainer.net.dimensions() != m.dimensions() {
                 bail!("{}: a checkpoint for '{}' ({} features), not for '{}' ({} features)", p.display(), c.variant, c.trainer.net.dimensions(), m.name(), m.dimensions());
             }
-            if !opts.quiet {
-                eprintln!("resuming from {} (step {})", p.display(), c.trainer.step);
-            }
+            eprintln!("resuming from {} (step {})", run.describe(&p), c.trainer.step);
             let mut t = c.trainer;
             t.threads = threads;
             if let Some(lr) = opts.lr {
@@ -288,8 +341,7 @@ pub fn train_nnue(run: &RunDir, variant: Option<&str>, from: &[String], opts: &N
     let mut runs = vec![run.clone()];
     for f in from {
         let r = RunDir::create_or_open(f).with_context(|| format!("opening run {f}"))?;
-        local_run(&r)?;
-        if !r.root().is_dir() {
+        if !r.is_remote() && !r.root().is_dir() {
             bail!("{f}: no such run directory");
         }
         runs.push(r);
@@ -301,7 +353,7 @@ pub fn train_nnue(run: &RunDir, variant: Option<&str>, from: &[String], opts: &N
         bail!("{}: no training positions for {} (games: {}, in check: {}, captures skipped: {})", run.location(), m.name(), data.games, data.counts.in_check, data.counts.captures);
     }
     let targets = targets_of(&data, opts.lambda);
-    if !opts.quiet {
+    {
         eprintln!(
             "{} games and {} scored positions: {} training and {} validation positions ({} in check, {} captures, {} other skipped) in {:.1} s",
             data.games,
@@ -322,6 +374,8 @@ pub fn train_nnue(run: &RunDir, variant: Option<&str>, from: &[String], opts: &N
     let deadline = opts.minutes.map(|m| Instant::now() + Duration::from_secs_f64(m * 60.0));
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let metrics = dir.join("metrics.csv");
+    let plot = dir.join("loss.svg");
+    trim_metrics(run, &metrics, trainer.step)?;
     let pb = if opts.quiet {
         ProgressBar::hidden()
     } else {
@@ -343,7 +397,17 @@ pub fn train_nnue(run: &RunDir, variant: Option<&str>, from: &[String], opts: &N
     let mut batch: Vec<&Sample> = Vec::with_capacity(opts.batch);
     let variant_name = m.name();
     let lambda = opts.lambda;
-    let ckpt = |t: &Trainer| -> Result<PathBuf> { save_checkpoint(&dir, &checkpoint::CheckpointRef { variant: variant_name, trainer: t, lambda, targets: &targets }) };
+    // A checkpoint, then the metrics and the plot up to its step, each published.
+    let ckpt = |t: &Trainer| -> Result<PathBuf> {
+        lease.check()?;
+        let path = save_checkpoint(run, &dir, &checkpoint::CheckpointRef { variant: variant_name, trainer: t, lambda, targets: &targets })?;
+        if metrics.exists() {
+            run.publish(&metrics)?;
+            draw_loss_plot(&metrics, &plot)?;
+            run.publish(&plot)?;
+        }
+        Ok(path)
+    };
     let mut saved = None;
     loop {
         let done_steps = steps_goal.is_some_and(|s| trainer.step >= s);
@@ -386,7 +450,7 @@ pub fn train_nnue(run: &RunDir, variant: Option<&str>, from: &[String], opts: &N
         }
     }
     pb.finish_and_clear();
-    if trainer.step > start_step || checkpoint::latest(&dir)?.is_none() {
+    if trainer.step > start_step || latest_checkpoint(run)?.is_none() {
         saved = Some(ckpt(&trainer)?);
     }
     Ok(NnueTrainSummary {
@@ -411,9 +475,7 @@ pub fn export_nnue(run: Option<&RunDir>, net: Option<&Path>, out: &Path) -> Resu
     let path = match (net, run) {
         (Some(p), _) => p.to_path_buf(),
         (None, Some(run)) => {
-            local_run(run)?;
-            let dir = nnue_dir(run);
-            checkpoint::latest(&dir)?.with_context(|| format!("{}: no checkpoint in {} (run vzero nnue train first)", run.location(), dir.display()))?
+            latest_checkpoint(run)?.with_context(|| format!("{}: no checkpoint in {} (run vzero nnue train first)", run.location(), run.describe(&nnue_dir(run))))?
         }
         (None, None) => bail!("pass a run or a checkpoint"),
     };

@@ -79,12 +79,32 @@ fn train_resume_export_and_eval_from_a_tiny_run() {
     assert!(out.starts_with("trained 10 steps (50 → 60)"), "{out}");
     assert!(std::fs::read_to_string(nnue.join("metrics.csv")).unwrap().lines().last().unwrap().starts_with("60,3840,"));
 
+    // The loss plot is drawn beside the metrics.
+    assert!(std::fs::read_to_string(nnue.join("loss.svg")).unwrap().starts_with("<svg"));
+
+    // A second NNUE trainer on the run is refused, naming the live holder; nothing changes.
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let holder = vzero_data::Holder { host: vzero_data::hostname(), pid: std::process::id(), command: "vzero nnue loop".into(), since: now, renewed: now, ttl_s: 60, token: "t".into() };
+    let lock = run.join(vzero_data::lease::NNUE_LEASE_NAME);
+    std::fs::write(&lock, serde_json::to_vec(&holder).unwrap()).unwrap();
+    let before = std::fs::read_to_string(nnue.join("metrics.csv")).unwrap();
+    let (code, _, err) = vzero(&["nnue", "train", "--run", run_s, "--steps", "70", "--batch", "64", "--quiet"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("has an NNUE trainer already") && err.contains(&format!("pid {} (vzero nnue loop)", std::process::id())), "{err}");
+    assert_eq!(std::fs::read_to_string(nnue.join("metrics.csv")).unwrap(), before);
+    // A holder whose process is gone is taken over.
+    let gone = vzero_data::Holder { pid: 4_000_000_000, ..holder };
+    std::fs::write(&lock, serde_json::to_vec(&gone).unwrap()).unwrap();
+    let (code, out, err) = vzero(&["nnue", "train", "--run", run_s, "--steps", "60", "--batch", "64", "--quiet"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(!lock.exists(), "released on exit");
+
     // Export into a directory: named <variant>-<12 hex of its sha256>.nnue; eval reads it.
     let outdir = dir.join("nets");
     std::fs::create_dir_all(&outdir).unwrap();
     let (code, out, err) = vzero(&["nnue", "export", "--run", run_s, "--out", outdir.to_str().unwrap()]);
     assert_eq!(code, 0, "{out}\n{err}");
-    assert!(out.contains("vzero nnue: empire, 3840 positions, lambda 0.5 (search values) + results, 60 steps"), "{out}");
+    assert!(out.contains("vzero nnue: empire, 3840 positions seen, 60 steps; targets lambda 0.5: search values (") && out.contains("positions) + game results"), "{out}");
     let files: Vec<_> = std::fs::read_dir(&outdir).unwrap().map(|e| e.unwrap().path()).collect();
     assert_eq!(files.len(), 1);
     let name = files[0].file_name().unwrap().to_str().unwrap().to_string();

@@ -266,6 +266,26 @@ fn two_selfplay_processes_and_a_learner_share_an_s3_run() {
     let elo = std::fs::read_to_string(run.root().join("arena/elo.csv")).unwrap();
     assert!(elo.lines().count() >= 2, "{elo}");
     assert!(run.root().join("plots/elo.svg").exists());
+
+    // 6. An NNUE net from the same run: trained on one machine, resumed on another (its own
+    //    cache), exported on a third; checkpoints, metrics and the plot live on the store.
+    let out = ok(cmd(&moto, &cache("nnue-a"), &["nnue", "train", "--run", &url, "--steps", "20", "--batch", "64", "--log-every", "10", "--quiet"]).output().unwrap(), "vzero nnue train");
+    assert!(out.starts_with("trained 20 steps (0 → 20)"), "{out}");
+    let o = cmd(&moto, &cache("nnue-b"), &["nnue", "train", "--run", &url, "--steps", "30", "--batch", "64", "--log-every", "10"]).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    let out = ok(o, "vzero nnue train (resume elsewhere)");
+    assert!(out.starts_with("trained 10 steps (20 → 30)") && err.contains("(step 20)"), "{out}\n{err}");
+    let nets = dir.join("nets");
+    std::fs::create_dir_all(&nets).unwrap();
+    let out = ok(cmd(&moto, &cache("nnue-c"), &["nnue", "export", "--run", &url, "--out", nets.to_str().unwrap()]).output().unwrap(), "vzero nnue export");
+    assert!(out.contains("30 steps"), "{out}");
+    let run = open(&moto, &cache("nnue-check"), &url);
+    assert_eq!(run.list_files("nnue", ".vzck").unwrap(), vec!["ckpt-000000020.vzck".to_string(), "ckpt-000000030.vzck".to_string()]);
+    let m = run.root().join("nnue/metrics.csv");
+    assert!(run.fetch(&m, true).unwrap() && run.fetch(&run.root().join("nnue/loss.svg"), true).unwrap());
+    let steps: Vec<u64> = std::fs::read_to_string(&m).unwrap().lines().skip(1).filter_map(|l| l.split(',').next()?.parse().ok()).collect();
+    assert_eq!(steps, vec![10, 20, 30]);
+    assert!(run.stray_files().unwrap().is_empty());
     drop(moto);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -3,7 +3,6 @@
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
-use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
 use vzero_nnue::{format, Arithmetic, Evaluator, FsfMapping, Network};
 use vzero_rules::Variant;
@@ -38,8 +37,8 @@ pub enum NnueCommand {
 /// `vzero nnue train`.
 #[derive(Args, Debug)]
 pub struct TrainArgs {
-    /// Run directory (local): its chunks' games are the data; checkpoints and metrics.csv go
-    /// to DIR/nnue/.
+    /// Run directory (local or s3://): its chunks' games and scored positions are the data;
+    /// checkpoints, metrics.csv and loss.svg go to DIR/nnue/ (one NNUE trainer per run).
     #[arg(long)]
     pub run: PathBuf,
     /// Variant (default: the checkpoint's, else the run's config's, else its data's).
