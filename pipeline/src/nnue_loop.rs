@@ -29,12 +29,16 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use vzero_data::RunDir;
 use vzero_rules::Variant;
+use vzero_arena::{run_match, MatchConfig, MatchReport, PlayerSpec};
 use vzero_teacher::{play_games, PlayOptions, PlaySummary};
 
 use crate::nnue_train::{export_nnue, nnue_lease, train_nnue_held, NnueTrainOptions};
 
 /// The columns of `nnue/nets.csv`.
-pub const NETS_HEADER: &str = "round,net,games,positions,play_seconds,positions_per_s,train_step,validation_loss,unix";
+pub const NETS_HEADER: &str = "round,net,games,positions,play_seconds,positions_per_s,train_step,validation_loss,gate_score,teacher,unix";
+
+/// What `teacher` says when the teachers use the engine's own (classical) evaluation.
+pub const CLASSICAL: &str = "classical";
 
 /// How the loop runs.
 #[derive(Clone, Debug)]
@@ -57,6 +61,11 @@ pub struct LoopOptions {
     pub play: PlayOptions,
     /// How the trainer trains (its stop conditions are set by the loop).
     pub train: NnueTrainOptions,
+    /// Games of the gate: each new net plays the teachers' current evaluation (the classical
+    /// one, or the best net so far) with the teacher's limits, colours swapped in pairs from
+    /// random openings, and becomes the teachers' net only when it scores over 50%. 0: every
+    /// new net becomes the teachers' net.
+    pub gate_games: u32,
 }
 
 /// One published net: a row of `nnue/nets.csv`.
@@ -70,6 +79,10 @@ pub struct NetRow {
     pub play_seconds: f64,
     pub train_step: u64,
     pub validation_loss: Option<f32>,
+    /// The new net's score (0..1) against the teachers' evaluation of this round, when gated.
+    pub gate_score: Option<f64>,
+    /// What the next round's teachers load: a file name under `nnue/nets/`, or [`CLASSICAL`].
+    pub teacher: String,
     pub unix: u64,
 }
 
@@ -77,7 +90,7 @@ impl NetRow {
     fn csv(&self) -> String {
         let pps = if self.play_seconds > 0.0 { self.positions as f64 / self.play_seconds } else { 0.0 };
         format!(
-            "{},{},{},{},{:.1},{:.1},{},{},{}",
+            "{},{},{},{},{:.1},{:.1},{},{},{},{},{}",
             self.round,
             self.net,
             self.games,
@@ -86,15 +99,20 @@ impl NetRow {
             pps,
             self.train_step,
             self.validation_loss.map_or(String::new(), |v| format!("{v:.6}")),
+            self.gate_score.map_or(String::new(), |v| format!("{v:.4}")),
+            self.teacher,
             self.unix
         )
     }
 
     fn parse(line: &str) -> Option<NetRow> {
         let f: Vec<&str> = line.split(',').collect();
-        if f.len() != 9 {
-            return None;
-        }
+        // (rows of the first layout, without the gate: the net was the next teacher)
+        let (gate_score, teacher, unix) = match f.len() {
+            9 => (None, f[1].to_string(), f[8]),
+            11 => (if f[8].is_empty() { None } else { Some(f[8].parse().ok()?) }, f[9].to_string(), f[10]),
+            _ => return None,
+        };
         Some(NetRow {
             round: f[0].parse().ok()?,
             net: f[1].to_string(),
@@ -103,7 +121,9 @@ impl NetRow {
             play_seconds: f[4].parse().ok()?,
             train_step: f[6].parse().ok()?,
             validation_loss: if f[7].is_empty() { None } else { Some(f[7].parse().ok()?) },
-            unix: f[8].parse().ok()?,
+            gate_score,
+            teacher,
+            unix: unix.parse().ok()?,
         })
     }
 }
@@ -120,6 +140,8 @@ pub struct LoopSummary {
     pub play_seconds: f64,
     /// Seconds spent training and exporting.
     pub train_seconds: f64,
+    /// Seconds spent in the gates' games.
+    pub gate_seconds: f64,
     /// Nets published by this call, oldest first.
     pub published: Vec<NetRow>,
     /// Teacher restarts and abandoned games.
@@ -145,6 +167,8 @@ pub enum LoopEvent {
     RoundStart { round: u64, net: Option<String> },
     /// The round's games are played.
     Played { round: u64, summary: PlaySummary },
+    /// The round's net was played against the teachers' evaluation.
+    Gate { round: u64, report: String },
     /// The round's net is published.
     Published(NetRow),
 }
@@ -221,18 +245,19 @@ pub fn run_loop(run: &RunDir, variant: Variant, opts: &LoopOptions, on_event: &m
         if opts.rounds.is_some_and(|n| round >= n) || Instant::now() >= deadline {
             break;
         }
-        // the teachers load the newest net
-        let net = match rows.last() {
-            Some(r) => {
-                let p = nets_dir.join(&r.net);
+        // the teachers load the net the last round chose (none: the classical evaluation)
+        let teacher_net = rows.last().map(|r| r.teacher.clone()).filter(|t| t != CLASSICAL);
+        let net = match &teacher_net {
+            Some(name) => {
+                let p = nets_dir.join(name);
                 if !run.fetch(&p, false)? {
-                    bail!("{}: the newest net of nnue/nets.csv is missing", run.describe(&p));
+                    bail!("{}: the teachers' net of nnue/nets.csv is missing", run.describe(&p));
                 }
                 Some(p)
             }
             None => None,
         };
-        on_event(LoopEvent::RoundStart { round, net: rows.last().map(|r| r.net.clone()) });
+        on_event(LoopEvent::RoundStart { round, net: teacher_net.clone() });
         let play_end = (Instant::now() + Duration::from_secs_f64(opts.play_minutes * 60.0)).min(deadline);
         let play = PlayOptions {
             teacher: teacher_with_net(&opts.teacher, net.as_deref())?,
@@ -258,14 +283,29 @@ pub fn run_loop(run: &RunDir, variant: Variant, opts: &LoopOptions, on_event: &m
         lease.check()?;
         run.publish_new(&path).or_else(|e| if e.to_string().contains("already") { Ok(()) } else { Err(e) })?;
         summary.train_seconds += t.elapsed().as_secs_f64();
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        // the gate: the new net against the teachers' evaluation of this round
+        let (gate_score, teacher) = if opts.gate_games == 0 {
+            (None, name.clone())
+        } else {
+            let t = Instant::now();
+            let report = gate(variant, &opts.teacher, &path, net.as_deref(), opts, round)?;
+            summary.gate_seconds += t.elapsed().as_secs_f64();
+            let s = report.stats.points() / report.stats.games().max(1) as f64;
+            on_event(LoopEvent::Gate { round, report: report.summary(None).trim_end().replace('\n', "; ") });
+            let keep = rows.last().map_or(CLASSICAL.to_string(), |r| r.teacher.clone());
+            (Some(s), if s > 0.5 { name.clone() } else { keep })
+        };
         let row = NetRow {
             round,
-            net: path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+            net: name,
             games: played.games,
             positions: played.positions,
             play_seconds: played.seconds,
             train_step: trained.step,
             validation_loss: trained.validation_loss,
+            gate_score,
+            teacher,
             unix: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()),
         };
         rows.push(row.clone());
@@ -277,18 +317,35 @@ pub fn run_loop(run: &RunDir, variant: Variant, opts: &LoopOptions, on_event: &m
     Ok(summary)
 }
 
+/// The gate of `round`: `gate_games` games of the teacher with the new net `candidate` (as A)
+/// against the teacher with `incumbent` (None: its classical evaluation), `workers` at once.
+fn gate(variant: Variant, teacher: &str, candidate: &Path, incumbent: Option<&Path>, opts: &LoopOptions, round: u64) -> Result<MatchReport> {
+    let a = PlayerSpec::parse(&format!("{}:name=round{round}", teacher_with_net(teacher, Some(candidate))?))?;
+    let b = PlayerSpec::parse(&format!("{}:name=teachers", teacher_with_net(teacher, incumbent)?))?;
+    let mut cfg = MatchConfig::new(variant);
+    cfg.games = opts.gate_games;
+    cfg.concurrency = opts.workers;
+    cfg.seed = opts.play.seed ^ round.wrapping_mul(0x2545_f491_4f6c_dd1d);
+    cfg.event = format!("vzero nnue loop gate, round {round}");
+    cfg.max_plies = opts.play.max_plies;
+    run_match(&a, &b, &cfg).with_context(|| format!("the gate of round {round}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn net_rows_round_trip_and_bad_rows_are_refused() {
-        let r = NetRow { round: 3, net: "empire-0123456789ab.nnue".into(), games: 12, positions: 900, play_seconds: 30.5, train_step: 700, validation_loss: Some(0.012345), unix: 17 };
+        let r = NetRow { round: 3, net: "empire-0123456789ab.nnue".into(), games: 12, positions: 900, play_seconds: 30.5, train_step: 700, validation_loss: Some(0.012345), gate_score: Some(0.625), teacher: CLASSICAL.into(), unix: 17 };
         assert_eq!(NetRow::parse(&r.csv()), Some(r.clone()));
-        let none = NetRow { validation_loss: None, ..r };
+        let none = NetRow { validation_loss: None, gate_score: None, teacher: r.net.clone(), ..r.clone() };
         assert_eq!(NetRow::parse(&none.csv()), Some(none));
         assert_eq!(NetRow::parse("1,x,2"), None);
-        assert_eq!(NETS_HEADER.split(',').count(), 9);
+        assert_eq!(NETS_HEADER.split(',').count(), r.csv().split(',').count());
+        // a row of the first layout (no gate): its net was the next teachers' net
+        let old = NetRow::parse("0,empire-06ea5fca9799.nnue,2259,144133,360.1,400.2,3521,0.083974,1796224456").unwrap();
+        assert_eq!((old.gate_score, old.teacher.as_str(), old.unix), (None, "empire-06ea5fca9799.nnue", 1796224456));
     }
 
     #[test]

@@ -139,17 +139,18 @@ fn loop_rounds_publish_nets_that_the_next_round_s_teachers_load() {
     std::fs::write(&script, format!("#!/bin/sh\ntee -a {} | exec {} uci --variant empire\n", log.display(), env!("CARGO_BIN_EXE_vzero"))).unwrap();
     let run = dir.join("run");
     let teacher = format!("uci:sh {}:nodes=8", script.display());
-    let args = |rounds: &'static str| -> Vec<String> {
-        ["nnue", "loop", "--variant", "empire", "--run", run.to_str().unwrap(), "--teacher", &teacher, "--workers", "1", "--rounds", rounds, "--play-minutes", "0.05", "--train-minutes", "0.03", "--quiet"]
+    let args = |rounds: &'static str, gate: &'static str| -> Vec<String> {
+        ["nnue", "loop", "--variant", "empire", "--run", run.to_str().unwrap(), "--teacher", &teacher, "--workers", "1", "--rounds", rounds, "--play-minutes", "0.05", "--train-minutes", "0.03", "--gate-games", gate, "--quiet"]
             .iter()
             .map(|s| s.to_string())
             .collect()
     };
-    let call = |rounds| {
-        let a = args(rounds);
+    let call = |rounds, gate| {
+        let a = args(rounds, gate);
         vzero(&a.iter().map(String::as_str).collect::<Vec<_>>())
     };
-    let (code, out, err) = call("1");
+    // Round 0 without a gate: its net becomes the teachers' net.
+    let (code, out, err) = call("1", "0");
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(out.starts_with("loop: 1 rounds,"), "{out}");
     assert!(err.contains("round 0: teachers play with the classical evaluation"), "{err}");
@@ -158,14 +159,15 @@ fn loop_rounds_publish_nets_that_the_next_round_s_teachers_load() {
     let rows: Vec<&str> = nets.lines().collect();
     assert_eq!(rows.len(), 2, "{nets}");
     let first = rows[1].split(',').nth(1).unwrap().to_string();
+    assert_eq!(rows[1].split(',').nth(9), Some(first.as_str()), "ungated: the teachers take the net: {nets}");
     let net0 = run.join("nnue/nets").join(&first);
     let bytes = std::fs::read(&net0).unwrap();
     assert_eq!(vzero_nnue::checkpoint::net_file_name("empire", &bytes), first);
     let positions: usize = rows[1].split(',').nth(3).unwrap().parse().unwrap();
     assert!(positions > 0, "{nets}");
 
-    // The next call goes on at round 1, whose teacher loads round 0's net.
-    let (code, out, err) = call("2");
+    // The next call goes on at round 1, whose teacher loads round 0's net; its net is gated.
+    let (code, out, err) = call("2", "2");
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(out.starts_with("loop: 1 rounds,"), "{out}");
     assert!(err.contains(&format!("round 1: teachers play with {first}")), "{err}");
@@ -175,6 +177,11 @@ fn loop_rounds_publish_nets_that_the_next_round_s_teachers_load() {
     let rows: Vec<&str> = nets.lines().collect();
     assert_eq!(rows.len(), 3, "{nets}");
     assert!(rows[2].starts_with("1,empire-"), "{nets}");
+    assert!(err.contains("round 1: gate: round1 vs teachers: 2 games"), "{err}");
+    let f: Vec<&str> = rows[2].split(',').collect();
+    let gate: f64 = f[8].parse().unwrap();
+    assert!((0.0..=1.0).contains(&gate), "{nets}");
+    assert_eq!(f[9], if gate > 0.5 { f[1] } else { first.as_str() }, "the teachers keep their net unless the new one scores over 50%: {nets}");
     let steps: Vec<u64> = rows[1..].iter().map(|r| r.split(',').nth(6).unwrap().parse().unwrap()).collect();
     assert!(steps[1] > steps[0], "the trainer goes on from its checkpoint: {steps:?}");
     // the nets evaluate

@@ -44,6 +44,11 @@ pub struct LoopArgs {
     pub train_minutes: f64,
     #[command(flatten)]
     pub game: GameArgs,
+    /// Games of each round's gate: the new net plays the teachers' current evaluation (classical
+    /// or the best net so far) at the teacher's limits and becomes the teachers' net only when
+    /// it scores over 50%; 0: every new net becomes the teachers' net.
+    #[arg(long, default_value_t = 40)]
+    pub gate_games: u32,
     /// Weight of the teacher's score in the loss (the rest on the game's result).
     #[arg(long, default_value_t = 0.75)]
     pub lambda: f32,
@@ -71,34 +76,46 @@ pub fn run(a: LoopArgs) -> Result<()> {
         train_minutes: a.train_minutes,
         play: a.game.options(a.seed, !a.quiet),
         train: NnueTrainOptions { lambda: a.lambda, threads: a.threads, seed: a.seed, quiet: a.quiet, ..NnueTrainOptions::default() },
+        gate_games: a.gate_games,
     };
     let mut on_event = |e: LoopEvent| match e {
         LoopEvent::RoundStart { round, net } => {
             eprintln!("round {round}: teachers play with {}", net.as_deref().unwrap_or("the classical evaluation"));
         }
         LoopEvent::Played { round, summary: s } => eprintln!("round {round}: {}", play_line(&s)),
+        LoopEvent::Gate { round, report } => eprintln!("round {round}: gate: {report}"),
         LoopEvent::Published(r) => eprintln!(
-            "round {}: published nnue/nets/{} (step {}, validation loss {})",
+            "round {}: published nnue/nets/{} (step {}, validation loss {}); the teachers now use {}",
             r.round,
             r.net,
             r.train_step,
-            r.validation_loss.map_or("n/a".to_string(), |v| format!("{v:.5}"))
+            r.validation_loss.map_or("n/a".to_string(), |v| format!("{v:.5}")),
+            r.teacher
         ),
     };
     let s = run_loop(&run, variant, &opts, &mut on_event)?;
     println!(
-        "loop: {} rounds, {} games, {} positions labelled in {:.0} s of play ({:.0} positions/s), {:.0} s of training; {} restarts, {} games abandoned",
+        "loop: {} rounds, {} games, {} positions labelled in {:.0} s of play ({:.0} positions/s), {:.0} s of training, {:.0} s of gates; {} restarts, {} games abandoned",
         s.rounds,
         s.games,
         s.positions,
         s.play_seconds,
         s.positions_per_second(),
         s.train_seconds,
+        s.gate_seconds,
         s.restarts,
         s.abandoned
     );
     for r in &s.published {
-        println!("  round {}: {} ({} positions, step {})", r.round, run.describe(&run.root().join("nnue/nets").join(&r.net)), r.positions, r.train_step);
+        println!(
+            "  round {}: {} ({} positions, step {}, gate {}, teachers then use {})",
+            r.round,
+            run.describe(&run.root().join("nnue/nets").join(&r.net)),
+            r.positions,
+            r.train_step,
+            r.gate_score.map_or("off".to_string(), |g| format!("{:.1}%", 100.0 * g)),
+            r.teacher
+        );
     }
     Ok(())
 }
