@@ -2,9 +2,10 @@
 //!
 //! ```text
 //! "VZNNUECK" | u32 version 1 | u32 header length | header (UTF-8, `key=value` lines:
-//! variant, dims, step, positions, lambda, lr, beta1, beta2, eps, targets)
+//! variant, dims, factor, step, positions, lambda, lr, beta1, beta2, eps, targets)
 //! | 3 × parameters (net, first moments, second moments), each: f32 ft_bias[512]
-//!   f32 ft_weight[D][512] | f32 psqt[D][8] | 8 × { l1_weight[16][1024] l1_bias[16]
+//!   f32 ft_weight[D + F][512] | f32 psqt[D + F][8] (F = `factor`, the virtual factoriser
+//!   rows; 0 and absent from the header in files written before it) | 8 × { l1_weight[16][1024] l1_bias[16]
 //!   l2_weight[32][16] l2_bias[32] out_weight[32] out_bias }
 //! | u64 checksum (FNV-1a over the 64-bit little-endian words of everything before it)
 //! ```
@@ -106,9 +107,10 @@ fn blocks(net: &FloatNetwork) -> Vec<&[f32]> {
 fn header(c: &CheckpointRef<'_>) -> String {
     let t = c.trainer;
     format!(
-        "variant={}\ndims={}\nstep={}\npositions={}\nlambda={}\nlr={}\nbeta1={}\nbeta2={}\neps={}\ntargets={}\n",
+        "variant={}\ndims={}\nfactor={}\nstep={}\npositions={}\nlambda={}\nlr={}\nbeta1={}\nbeta2={}\neps={}\ntargets={}\n",
         c.variant,
         t.net.dimensions(),
+        t.net.factor(),
         t.step,
         t.positions,
         c.lambda,
@@ -210,10 +212,12 @@ fn decode(b: &[u8]) -> std::result::Result<Checkpoint, String> {
         get(k)?.parse::<f64>().map_err(|_| format!("header '{k}' is not a number"))
     };
     let dims = num("dims")? as usize;
-    let expected = file_size(dims, hlen);
+    // (checkpoints written before the factoriser have no 'factor': none)
+    let factor = if head.lines().any(|l| l.starts_with("factor=")) { num("factor")? as usize } else { 0 };
+    let expected = file_size(dims + factor, hlen);
     if b.len() != expected {
         let what = if b.len() < expected { "truncated" } else { "too long" };
-        return Err(format!("{what}: {} bytes, a checkpoint with {dims} features has {expected}", b.len()));
+        return Err(format!("{what}: {} bytes, a checkpoint with {dims} features and {factor} factoriser rows has {expected}", b.len()));
     }
     let body = &b[..expected - 8];
     let mut h = Hasher::new();
@@ -224,7 +228,7 @@ fn decode(b: &[u8]) -> std::result::Result<Checkpoint, String> {
     }
     let mut off = 16 + hlen;
     let mut read_net = || {
-        let mut net = FloatNetwork::zeroed(dims);
+        let mut net = FloatNetwork::zeroed_factored(dims, factor);
         let mut fill = |dst: &mut [f32]| {
             let n = dst.len();
             for (d, c) in dst.iter_mut().zip(b[off..off + 4 * n].chunks_exact(4)) {

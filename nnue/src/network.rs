@@ -255,6 +255,7 @@ impl Network {
             .collect();
         FloatNetwork {
             dims: ft.dimensions(),
+            factor: 0,
             ft_bias: ft.biases().iter().map(|&b| b as f32 / FT_SCALE).collect(),
             ft_weight: ft.weights().iter().map(|&w| w as f32 / FT_SCALE).collect(),
             psqt: ft.psqt().iter().map(|&w| w as f32 / PSQT_SCALE).collect(),
@@ -336,12 +337,22 @@ impl FloatStack {
     }
 }
 
-/// The float net a trainer updates (variant-nnue-pytorch's model, without the virtual
-/// factoriser): feature transformer biases `[512]`, weights `[D][512]`, PSQT `[D][8]`, and 8
-/// stacks. Output × [`NET_TO_INTERNAL`] = internal units.
+/// The float net a trainer updates (variant-nnue-pytorch's model): feature transformer biases
+/// `[512]`, weights `[D][512]`, PSQT `[D][8]`, and 8 stacks. Output × [`NET_TO_INTERNAL`] =
+/// internal units.
+///
+/// **Virtual factoriser** (optional, [`FloatNetwork::with_factorizer`]): `F` more rows, one per
+/// piece-square feature *without* the king block (`F` = the mapping's features per king block).
+/// A real feature `f` also activates virtual row `D + f mod F`, so what a piece on a square is
+/// worth is learnt from every king position at once, not separately per king square (the
+/// king-bucketed rows see few positions each when data is scarce). The exported net has no
+/// virtual rows: [`FloatNetwork::folded`] adds each virtual row into its real rows, which gives
+/// exactly the same function.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FloatNetwork {
     dims: usize,
+    /// Virtual factoriser rows after the `dims` real ones (0: none).
+    factor: usize,
     ft_bias: Vec<f32>,
     ft_weight: Vec<f32>,
     psqt: Vec<f32>,
@@ -351,13 +362,76 @@ pub struct FloatNetwork {
 impl FloatNetwork {
     /// All zero, for `dims` features.
     pub fn zeroed(dims: usize) -> FloatNetwork {
+        FloatNetwork::zeroed_factored(dims, 0)
+    }
+
+    /// All zero, for `dims` features and `factor` virtual factoriser rows.
+    pub fn zeroed_factored(dims: usize, factor: usize) -> FloatNetwork {
+        let rows = dims + factor;
         FloatNetwork {
             dims,
+            factor,
             ft_bias: vec![0.0; HALF_DIMENSIONS],
-            ft_weight: vec![0.0; dims * HALF_DIMENSIONS],
-            psqt: vec![0.0; dims * PSQT_BUCKETS],
+            ft_weight: vec![0.0; rows * HALF_DIMENSIONS],
+            psqt: vec![0.0; rows * PSQT_BUCKETS],
             stacks: vec![FloatStack::zeroed(); LAYER_STACKS],
         }
+    }
+
+    /// All zero, shaped like `self` (the trainer's Adam moments).
+    pub fn zeroed_like(&self) -> FloatNetwork {
+        FloatNetwork::zeroed_factored(self.dims, self.factor)
+    }
+
+    /// This net with `factor` virtual factoriser rows (the features per king block), zero: the
+    /// same function. A net that has them already is returned as it is.
+    pub fn with_factorizer(mut self, factor: usize) -> FloatNetwork {
+        if self.factor == 0 && factor > 0 {
+            self.ft_weight.resize((self.dims + factor) * HALF_DIMENSIONS, 0.0);
+            self.psqt.resize((self.dims + factor) * PSQT_BUCKETS, 0.0);
+            self.factor = factor;
+        }
+        self
+    }
+
+    /// Virtual factoriser rows (0: none).
+    pub fn factor(&self) -> usize {
+        self.factor
+    }
+
+    /// Rows of the feature transformer and PSQT: real features plus virtual ones.
+    pub fn rows(&self) -> usize {
+        self.dims + self.factor
+    }
+
+    /// The virtual row real feature `f` also activates, if the net has a factoriser.
+    #[inline]
+    pub fn virtual_row(&self, f: u32) -> Option<u32> {
+        (self.factor > 0).then(|| (self.dims + f as usize % self.factor) as u32)
+    }
+
+    /// The same function without virtual rows: each virtual row added into the real rows that
+    /// activate it (what is exported).
+    pub fn folded(&self) -> FloatNetwork {
+        if self.factor == 0 {
+            return self.clone();
+        }
+        let mut out = FloatNetwork {
+            dims: self.dims,
+            factor: 0,
+            ft_bias: self.ft_bias.clone(),
+            ft_weight: self.ft_weight[..self.dims * HALF_DIMENSIONS].to_vec(),
+            psqt: self.psqt[..self.dims * PSQT_BUCKETS].to_vec(),
+            stacks: self.stacks.clone(),
+        };
+        for f in 0..self.dims {
+            let v = self.dims + f % self.factor;
+            let (row, vrow) = (f * HALF_DIMENSIONS..(f + 1) * HALF_DIMENSIONS, v * HALF_DIMENSIONS..(v + 1) * HALF_DIMENSIONS);
+            out.ft_weight[row].iter_mut().zip(&self.ft_weight[vrow]).for_each(|(a, b)| *a += b);
+            let (prow, pvrow) = (f * PSQT_BUCKETS..(f + 1) * PSQT_BUCKETS, v * PSQT_BUCKETS..(v + 1) * PSQT_BUCKETS);
+            out.psqt[prow].iter_mut().zip(&self.psqt[pvrow]).for_each(|(a, b)| *a += b);
+        }
+        out
     }
 
     /// The float material net (PSQT = ±16·v / 9600; see [`Network::material`]).
@@ -446,13 +520,18 @@ impl FloatNetwork {
         acc.copy_from_slice(&self.ft_bias);
         *psqt = [0.0; PSQT_BUCKETS];
         for &f in features {
-            let f = f as usize;
-            if let (Some(row), Some(prow)) = (
-                self.ft_weight.get(f * HALF_DIMENSIONS..(f + 1) * HALF_DIMENSIONS),
-                self.psqt.get(f * PSQT_BUCKETS..(f + 1) * PSQT_BUCKETS),
-            ) {
-                acc.iter_mut().zip(row).for_each(|(a, w)| *a += w);
-                psqt.iter_mut().zip(prow).for_each(|(a, w)| *a += w);
+            if f as usize >= self.dims {
+                continue;
+            }
+            for f in std::iter::once(f).chain(self.virtual_row(f)) {
+                let f = f as usize;
+                if let (Some(row), Some(prow)) = (
+                    self.ft_weight.get(f * HALF_DIMENSIONS..(f + 1) * HALF_DIMENSIONS),
+                    self.psqt.get(f * PSQT_BUCKETS..(f + 1) * PSQT_BUCKETS),
+                ) {
+                    acc.iter_mut().zip(row).for_each(|(a, w)| *a += w);
+                    psqt.iter_mut().zip(prow).for_each(|(a, w)| *a += w);
+                }
             }
         }
     }
@@ -484,6 +563,9 @@ impl FloatNetwork {
     /// Quantises into the integer net Fairy-Stockfish reads (see the module docs); refuses a
     /// net whose vectors lost their lengths.
     pub fn quantize(&self, description: &str) -> Result<Network> {
+        if self.factor > 0 {
+            return self.folded().quantize(description);
+        }
         if self.ft_bias.len() != HALF_DIMENSIONS
             || self.stacks.len() != LAYER_STACKS
             || !self.stacks.iter().all(FloatStack::has_shape)

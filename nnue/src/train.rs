@@ -124,10 +124,12 @@ impl FloatNetwork {
             let acc = &mut a.acc[k * HALF_DIMENSIONS..(k + 1) * HALF_DIMENSIONS];
             acc.copy_from_slice(self.ft_bias());
             for &f in feats.iter() {
-                let f = f as usize;
-                let row = &ftw[f * HALF_DIMENSIONS..(f + 1) * HALF_DIMENSIONS];
-                acc.iter_mut().zip(row).for_each(|(a, w)| *a += w);
-                ps[k] += psqt[f * PSQT_BUCKETS + b];
+                for f in std::iter::once(f).chain(self.virtual_row(f)) {
+                    let f = f as usize;
+                    let row = &ftw[f * HALF_DIMENSIONS..(f + 1) * HALF_DIMENSIONS];
+                    acc.iter_mut().zip(row).for_each(|(a, w)| *a += w);
+                    ps[k] += psqt[f * PSQT_BUCKETS + b];
+                }
             }
         }
         for (x, &v) in a.x.iter_mut().zip(a.acc.iter()) {
@@ -323,10 +325,13 @@ pub fn gradients(net: &FloatNetwork, batch: &[&Sample], lambda: f32, threads: us
             Some(d) => d.add(&g),
         }
     }
-    let mut pairs = Vec::with_capacity(n * 64);
+    let mut pairs = Vec::with_capacity(n * if net.factor() > 0 { 128 } else { 64 });
     for (i, s) in batch.iter().enumerate() {
-        pairs.extend(s.us.iter().map(|&f| (f, 2 * i as u32)));
-        pairs.extend(s.them.iter().map(|&f| (f, 2 * i as u32 + 1)));
+        for (k, feats) in [&s.us, &s.them].into_iter().enumerate() {
+            let slot = 2 * i as u32 + k as u32;
+            pairs.extend(feats.iter().map(|&f| (f, slot)));
+            pairs.extend(feats.iter().filter_map(|&f| net.virtual_row(f)).map(|v| (v, slot)));
+        }
     }
     pairs.sort_unstable();
     Gradients { loss: (loss * scale as f64) as f32, dense: dense.unwrap_or_else(DenseGrad::zeroed), pairs, dacc, dout }
@@ -450,15 +455,25 @@ pub struct Trainer {
 impl Trainer {
     /// A trainer at step 0 for `net`.
     pub fn new(net: FloatNetwork, adam: AdamConfig, threads: usize) -> Trainer {
-        let d = net.dimensions();
         Trainer {
+            moments: Moments { m: net.zeroed_like(), v: net.zeroed_like() },
             net,
-            moments: Moments { m: FloatNetwork::zeroed(d), v: FloatNetwork::zeroed(d) },
             step: 0,
             positions: 0,
             adam,
             threads: threads.max(1),
         }
+    }
+
+    /// Gives the net virtual factoriser rows (see [`FloatNetwork::with_factorizer`]), with zero
+    /// moments; the function is unchanged. A net that has them keeps them.
+    pub fn with_factorizer(mut self, factor: usize) -> Trainer {
+        if self.net.factor() == 0 && factor > 0 {
+            self.net = self.net.with_factorizer(factor);
+            self.moments.m = std::mem::replace(&mut self.moments.m, FloatNetwork::zeroed(0)).with_factorizer(factor);
+            self.moments.v = std::mem::replace(&mut self.moments.v, FloatNetwork::zeroed(0)).with_factorizer(factor);
+        }
+        self
     }
 
     /// One optimiser step on `batch`: returns the batch's mean loss (before the step).

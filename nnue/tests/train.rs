@@ -221,3 +221,48 @@ fn training_lowers_the_held_out_loss() {
     eprintln!("held-out loss {before:.5} -> {after:.5}; {:.0} positions/s", t.positions as f64 / secs);
     assert!(after < 0.7 * before, "held-out loss {before} -> {after}");
 }
+
+/// The virtual factoriser: gradients of virtual rows equal finite differences, a step moves
+/// them, and the folded net (what is exported) computes exactly the factored net's function.
+#[test]
+fn factorised_rows_have_exact_gradients_and_fold_into_the_same_function() {
+    const F: usize = 24; // DIMS = 4 king blocks of 24
+    let mut rng = StdRng::seed_from_u64(11);
+    let mut net = tiny_net(5).with_factorizer(F);
+    assert_eq!((net.dimensions(), net.factor(), net.rows()), (DIMS, F, DIMS + F));
+    // random virtual rows (they start at zero: the same function)
+    for w in &mut net.ft_weight_mut()[DIMS * 512..] {
+        *w = rng.gen_range(-0.05..0.05);
+    }
+    for w in &mut net.psqt_mut()[DIMS * 8..] {
+        *w = rng.gen_range(-0.2..0.2);
+    }
+    let batch = tiny_samples(10, 6);
+    let refs: Vec<&Sample> = batch.iter().collect();
+    let g = gradients(&net, &refs, 0.6, 2);
+    let touched = g.touched_rows();
+    let virtuals: Vec<u32> = touched.iter().copied().filter(|&r| r as usize >= DIMS).collect();
+    assert!(!virtuals.is_empty() && virtuals.iter().all(|&r| (r as usize) < DIMS + F));
+    let mut checked = 0;
+    for &v in virtuals.iter().take(6) {
+        let (row, prow) = g.ft_row(v);
+        let (j, k, r) = (rng.gen_range(0..512), rng.gen_range(0..8), v as usize);
+        checked += check("virtual ft_weight", &mut net, &batch, row[j], |n| &mut n.ft_weight_mut()[r * 512 + j]) as usize;
+        checked += check("virtual psqt", &mut net, &batch, prow[k], |n| &mut n.psqt_mut()[r * 8 + k]) as usize;
+    }
+    assert!(checked >= 6, "only {checked} weights away from kinks");
+    // folded: the same outputs, no virtual rows
+    let folded = net.folded();
+    assert_eq!((folded.dimensions(), folded.factor(), folded.rows()), (DIMS, 0, DIMS));
+    for s in &batch {
+        let (a, b) = (net.forward_sample(s), folded.forward_sample(s));
+        assert!((a - b).abs() < 1e-4, "{a} vs {b}");
+    }
+    // a trainer step moves the touched virtual rows and keeps the shapes
+    let mut t = Trainer::new(tiny_net(5), AdamConfig::default(), 2).with_factorizer(F);
+    assert_eq!(t.moments.m.rows(), DIMS + F);
+    let before = t.net.clone();
+    t.step(&refs, 0.6);
+    let r = virtuals[0] as usize;
+    assert_ne!(before.ft_weight()[r * 512..(r + 1) * 512], t.net.ft_weight()[r * 512..(r + 1) * 512]);
+}

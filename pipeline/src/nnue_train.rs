@@ -55,6 +55,9 @@ pub struct NnueTrainOptions {
     pub steps: Option<u64>,
     /// Stop after this many minutes.
     pub minutes: Option<f64>,
+    /// Train with the virtual factoriser (piece-square rows shared by every king block, folded
+    /// into the real rows at export); a checkpoint without one gets it (zero: the same net).
+    pub factorizer: bool,
     /// No progress bar (the lines saying what is resumed and loaded are printed all the same).
     pub quiet: bool,
 }
@@ -73,6 +76,7 @@ impl Default for NnueTrainOptions {
             seed: 1,
             steps: None,
             minutes: None,
+            factorizer: true,
             quiet: false,
         }
     }
@@ -189,9 +193,10 @@ struct Data {
     validation: Vec<Sample>,
     games: usize,
     counts: SampleCounts,
-    /// Samples from teacher scores and from search values.
+    /// Samples from teacher scores, from search values, and from PGN games (results only).
     scored: usize,
     searched: usize,
+    from_pgn: usize,
 }
 
 /// One unit of data: a game, or a chunk's scored positions.
@@ -202,8 +207,11 @@ enum Item {
 
 /// Every game and scored position of the runs as samples; every k-th item (by a fixed stride,
 /// `holdout` of them, at least one when there are two or more) goes to validation.
-fn load_data(runs: &[RunDir], mapping: &FsfMapping, opts: &DataOptions, holdout: f64) -> Result<Data> {
+fn load_data(runs: &[RunDir], pgns: &[PathBuf], mapping: &FsfMapping, opts: &DataOptions, holdout: f64) -> Result<Data> {
     let mut items = Vec::new();
+    for path in pgns {
+        items.extend(pgn_items(path, mapping)?);
+    }
     for run in runs {
         for path in run_chunks(run)? {
             let c = Chunk::open(&path)?;
@@ -224,7 +232,7 @@ fn load_data(runs: &[RunDir], mapping: &FsfMapping, opts: &DataOptions, holdout:
     }
     let n = items.len();
     let k = if holdout > 0.0 && n >= 2 { ((n as f64 * holdout).round() as usize).clamp(1, n - 1) } else { 0 };
-    let mut d = Data { train: Vec::new(), validation: Vec::new(), games: 0, counts: SampleCounts::default(), scored: 0, searched: 0 };
+    let mut d = Data { train: Vec::new(), validation: Vec::new(), games: 0, counts: SampleCounts::default(), scored: 0, searched: 0, from_pgn: 0 };
     for (i, item) in items.iter().enumerate() {
         let held = (i + 1) * k / n != i * k / n;
         let out = if held { &mut d.validation } else { &mut d.train };
@@ -232,7 +240,11 @@ fn load_data(runs: &[RunDir], mapping: &FsfMapping, opts: &DataOptions, holdout:
             Item::Game(name, g) => {
                 d.games += 1;
                 let c = game_samples(mapping, name, &g.start_fen, &g.moves, white_result(&g.result, &g.reason), &g.values, opts, out)?;
-                d.searched += c.kept;
+                if g.reason == PGN_REASON {
+                    d.from_pgn += c.kept;
+                } else {
+                    d.searched += c.kept;
+                }
                 d.counts.add(c);
             }
             Item::Scored(name, list) => {
@@ -252,6 +264,63 @@ fn load_data(runs: &[RunDir], mapping: &FsfMapping, opts: &DataOptions, holdout:
         }
     }
     Ok(d)
+}
+
+/// The `reason` of the records made from PGN games (their values are their results).
+const PGN_REASON: &str = "pgn";
+
+/// The decided games of a PGN file as items whose "search values" are the game's result from
+/// each mover's side (a PGN game has no scores: both targets are its result). Games that do
+/// not parse or replay, of another variant or without a result are skipped with a warning
+/// naming their `file:line`.
+fn pgn_items(path: &Path, mapping: &FsfMapping) -> Result<Vec<Item>> {
+    let mut items = Vec::new();
+    let mut skipped = 0usize;
+    vzero_openings::for_each_game(&[vzero_openings::Input::Pgn(path.to_path_buf())], |g| {
+        let replayed = g.and_then(|raw| {
+            if raw.variant.as_deref().is_some_and(|v| v != mapping.name()) {
+                return Err(vzero_openings::Skipped { origin: raw.origin.clone(), reason: format!("a game of {}", raw.variant.clone().unwrap_or_default()) });
+            }
+            vzero_openings::replay(raw, mapping.variant())
+        });
+        match replayed {
+            Ok(g) => {
+                let white = 2.0 * g.white_score as f32 - 1.0;
+                let mut pos = g.start;
+                let mut moves = Vec::with_capacity(g.moves.len());
+                let mut values = Vec::with_capacity(g.moves.len());
+                for m in &g.moves {
+                    values.push(if pos.side_to_move() == vzero_rules::Color::White { white } else { -white });
+                    moves.push(pos.uci(*m));
+                    pos.play(*m);
+                }
+                let record = vzero_data::GameRecord {
+                    variant: mapping.name().to_string(),
+                    start_fen: g.start.fen(),
+                    moves,
+                    result: g.raw.result.clone(),
+                    reason: PGN_REASON.to_string(),
+                    network: String::new(),
+                    white: g.raw.white.clone(),
+                    black: g.raw.black.clone(),
+                    priors: Vec::new(),
+                    values,
+                };
+                items.push(Item::Game(g.raw.origin.clone(), record));
+            }
+            Err(s) => {
+                if skipped < 10 {
+                    eprintln!("skipped {s}");
+                }
+                skipped += 1;
+            }
+        }
+        true
+    })?;
+    if skipped > 0 {
+        eprintln!("{}: {} games read, {skipped} skipped", path.display(), items.len() + skipped);
+    }
+    Ok(items)
 }
 
 fn append_metrics(path: &Path, line: &str) -> Result<()> {
@@ -286,6 +355,9 @@ fn targets_of(d: &Data, lambda: f32) -> String {
     }
     if d.searched > 0 {
         parts.push(format!("search values ({} positions)", d.searched));
+    }
+    if d.from_pgn > 0 {
+        parts.push(format!("PGN results as scores ({} positions)", d.from_pgn));
     }
     format!("lambda {lambda}: {} + game results", if parts.is_empty() { "none".to_string() } else { parts.join(", ") })
 }
@@ -327,6 +399,9 @@ pub fn train_nnue_held(run: &RunDir, lease: &Lease, variant: Option<&str>, from:
             }
             eprintln!("resuming from {} (step {})", run.describe(&p), c.trainer.step);
             let mut t = c.trainer;
+            if opts.factorizer {
+                t = t.with_factorizer(m.piece_indices());
+            }
             t.threads = threads;
             if let Some(lr) = opts.lr {
                 t.adam.lr = lr;
@@ -335,20 +410,30 @@ pub fn train_nnue_held(run: &RunDir, lease: &Lease, variant: Option<&str>, from:
         }
         None => {
             let adam = AdamConfig { lr: opts.lr.unwrap_or(1e-3), ..AdamConfig::default() };
-            Trainer::new(FloatNetwork::init(&m, opts.seed), adam, threads)
+            let t = Trainer::new(FloatNetwork::init(&m, opts.seed), adam, threads);
+            if opts.factorizer {
+                t.with_factorizer(m.piece_indices())
+            } else {
+                t
+            }
         }
     };
     let mut runs = vec![run.clone()];
+    let mut pgns = Vec::new();
     for f in from {
-        let r = RunDir::create_or_open(f).with_context(|| format!("opening run {f}"))?;
-        if !r.is_remote() && !r.root().is_dir() {
-            bail!("{f}: no such run directory");
+        let p = Path::new(f);
+        if p.is_file() {
+            pgns.push(p.to_path_buf());
+            continue;
         }
-        runs.push(r);
+        if !vzero_data::remote::is_remote_spec(p) && !p.join("data").is_dir() {
+            bail!("--from {f}: neither a PGN file nor a run directory (no data/ folder)");
+        }
+        runs.push(RunDir::create_or_open(f).with_context(|| format!("opening run {f}"))?);
     }
     let data_opts = DataOptions { skip_captures: opts.skip_captures, ..DataOptions::default() };
     let t_load = Instant::now();
-    let data = load_data(&runs, &m, &data_opts, opts.holdout)?;
+    let data = load_data(&runs, &pgns, &m, &data_opts, opts.holdout)?;
     if data.train.is_empty() {
         bail!("{}: no training positions for {} (games: {}, in check: {}, captures skipped: {})", run.location(), m.name(), data.games, data.counts.in_check, data.counts.captures);
     }

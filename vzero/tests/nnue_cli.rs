@@ -115,6 +115,19 @@ fn train_resume_export_and_eval_from_a_tiny_run() {
     assert_eq!(code, 0, "{err}");
     assert!(out.starts_with("NNUE evaluation "), "{out}");
 
+    // PGN games as data (their results as targets), into a fresh run; a --from that is
+    // neither a file nor a run is refused in one line.
+    let pgn = dir.join("games.pgn");
+    let (code, _, err) = vzero(&["match", "random", "random", "--variant", "empire", "--games", "4", "--max-plies", "60", "--pgn", pgn.to_str().unwrap(), "--no-progress"]);
+    assert_eq!(code, 0, "{err}");
+    let fresh = dir.join("fresh");
+    let (code, out, err) = vzero(&["nnue", "train", "--variant", "empire", "--run", fresh.to_str().unwrap(), "--from", pgn.to_str().unwrap(), "--steps", "3", "--batch", "16", "--holdout", "0", "--quiet"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("PGN results as scores ("), "{out}");
+    let (code, _, err) = vzero(&["nnue", "train", "--variant", "empire", "--run", fresh.to_str().unwrap(), "--from", dir.join("nope").to_str().unwrap(), "--steps", "4"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("neither a PGN file nor a run directory"), "{err}");
+
     // A truncated checkpoint is refused in one line.
     let ckpt = nnue.join("ckpt-000000060.vzck");
     let bad = dir.join("bad.vzck");

@@ -44,7 +44,8 @@ pub struct TrainArgs {
     /// Variant (default: the checkpoint's, else the run's config's, else its data's).
     #[arg(long)]
     pub variant: Option<String>,
-    /// More run directories whose games to train on too.
+    /// More data: run directories (local or s3://) and PGN files (a PGN game's only target is
+    /// its result; undecided games and games of other variants are skipped).
     #[arg(long, num_args = 1..)]
     pub from: Vec<PathBuf>,
     /// Stop after this many minutes.
@@ -78,6 +79,10 @@ pub struct TrainArgs {
     /// Threads (default: all cores).
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Train without the virtual factoriser (piece-square rows shared by every king position,
+    /// folded into the net at export; on by default).
+    #[arg(long)]
+    pub no_factorizer: bool,
     /// Seed of the initial net and the batch order.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -258,6 +263,7 @@ fn train(a: TrainArgs) -> Result<()> {
         seed: a.seed,
         steps: a.steps,
         minutes: a.minutes,
+        factorizer: !a.no_factorizer,
         quiet: a.quiet,
     };
     let s = train_nnue(&run, a.variant.as_deref(), &from, &opts)?;
