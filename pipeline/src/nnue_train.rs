@@ -205,8 +205,40 @@ enum Item {
     Scored(String, Vec<vzero_data::ScoredPosition>),
 }
 
-/// Every game and scored position of the runs as samples; every k-th item (by a fixed stride,
-/// `holdout` of them, at least one when there are two or more) goes to validation.
+/// Which items are held out for validation: those whose name (file name and index, not the
+/// directory, so the same on every machine) hashes below `holdout`, so that an item keeps its
+/// side as the data grows (a trainer resumed on more data, e.g. each round of the loop, never
+/// trains on what it validated on before); at least one when there are two or more items.
+fn holdout_split(items: &[Item], holdout: f64) -> Vec<bool> {
+    let key = |it: &Item| -> u64 {
+        let name = match it {
+            Item::Game(n, _) | Item::Scored(n, _) => n,
+        };
+        // "game 3 of /a/b/data/x.h5" → "game 3" | "x.h5"; "/a/b/f.pgn:12" → "f.pgn:12"
+        let (head, path) = match name.split_once(" of ") {
+            Some((h, p)) if h.starts_with("game ") => (h, p),
+            _ => ("", name.as_str()),
+        };
+        let file = path.rsplit('/').next().unwrap_or(path);
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in head.bytes().chain([b'|']).chain(file.bytes()) {
+            h = (h ^ b as u64).wrapping_mul(0x100_0000_01b3);
+        }
+        h
+    };
+    let cut = (holdout.clamp(0.0, 1.0) * u64::MAX as f64) as u64;
+    let mut held: Vec<bool> = items.iter().map(|it| holdout > 0.0 && key(it) < cut).collect();
+    if holdout > 0.0 && items.len() >= 2 && !held.contains(&true) {
+        held[items.len() - 1] = true;
+    }
+    if items.len() >= 2 && !held.contains(&false) {
+        held[0] = false;
+    }
+    held
+}
+
+/// Every game and scored position of the runs as samples; the items [`holdout_split`] picks go
+/// to validation.
 fn load_data(runs: &[RunDir], pgns: &[PathBuf], mapping: &FsfMapping, opts: &DataOptions, holdout: f64) -> Result<Data> {
     let mut items = Vec::new();
     for path in pgns {
@@ -230,11 +262,9 @@ fn load_data(runs: &[RunDir], pgns: &[PathBuf], mapping: &FsfMapping, opts: &Dat
             }
         }
     }
-    let n = items.len();
-    let k = if holdout > 0.0 && n >= 2 { ((n as f64 * holdout).round() as usize).clamp(1, n - 1) } else { 0 };
+    let held: Vec<bool> = holdout_split(&items, holdout);
     let mut d = Data { train: Vec::new(), validation: Vec::new(), games: 0, counts: SampleCounts::default(), scored: 0, searched: 0, from_pgn: 0 };
-    for (i, item) in items.iter().enumerate() {
-        let held = (i + 1) * k / n != i * k / n;
+    for (item, &held) in items.iter().zip(&held) {
         let out = if held { &mut d.validation } else { &mut d.train };
         match item {
             Item::Game(name, g) => {
@@ -580,4 +610,39 @@ pub fn export_nnue(run: Option<&RunDir>, net: Option<&Path>, out: &Path) -> Resu
     };
     format::write_file(&file, &quantised)?;
     Ok((file, description))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn game(name: String) -> Item {
+        let g = vzero_data::GameRecord {
+            variant: "empire".into(),
+            start_fen: String::new(),
+            moves: Vec::new(),
+            result: String::new(),
+            reason: String::new(),
+            network: String::new(),
+            white: String::new(),
+            black: String::new(),
+            priors: Vec::new(),
+            values: Vec::new(),
+        };
+        Item::Game(name, g)
+    }
+
+    /// An item keeps its side as data is added, whatever directory holds the run.
+    #[test]
+    fn holdout_is_stable_as_the_data_grows_and_across_machines() {
+        let items = |dir: &str, n: usize| (0..n).map(|i| game(format!("game {} of {dir}/data/{:04}.h5", i % 4 + 1, i / 4))).collect::<Vec<_>>();
+        let small = holdout_split(&items("/a", 400), 0.1);
+        let big = holdout_split(&items("/other machine/cache", 4000), 0.1);
+        assert_eq!(small[..], big[..400], "the first 400 items keep their side");
+        let share = big.iter().filter(|&&h| h).count() as f64 / big.len() as f64;
+        assert!((0.07..0.13).contains(&share), "{share}");
+        assert_eq!(holdout_split(&items("/a", 2), 0.0), vec![false, false]);
+        let two = holdout_split(&items("/a", 2), 0.01);
+        assert!(two.contains(&true) && two.contains(&false), "{two:?}");
+    }
 }
