@@ -55,6 +55,10 @@ pub struct NnueTrainOptions {
     pub steps: Option<u64>,
     /// Stop after this many minutes.
     pub minutes: Option<f64>,
+    /// Early stopping: stop once the validation loss has not improved for this many
+    /// validations (every `log_every` steps), and keep the best net (its checkpoint is the one
+    /// written). `None`: train to the step or time limit and keep the last net.
+    pub patience: Option<u64>,
     /// Train with the virtual factoriser (piece-square rows shared by every king block, folded
     /// into the real rows at export); a checkpoint without one gets it (zero: the same net).
     pub factorizer: bool,
@@ -77,6 +81,7 @@ impl Default for NnueTrainOptions {
             steps: None,
             minutes: None,
             factorizer: true,
+            patience: Some(5),
             quiet: false,
         }
     }
@@ -85,13 +90,18 @@ impl Default for NnueTrainOptions {
 /// What a training session did.
 #[derive(Clone, Debug, Default)]
 pub struct NnueTrainSummary {
-    /// The step it started from and the step it reached.
+    /// The step it started from and the step kept (with early stopping, the best
+    /// validation's, which the checkpoint holds).
     pub start_step: u64,
     pub step: u64,
+    /// The last step trained (past `step` when early stopping went back to a better net).
+    pub last_step: u64,
+    /// Whether early stopping ended the session (before its step or time limit).
+    pub stopped_early: bool,
     /// Positions trained on by this session.
     pub positions: u64,
     pub seconds: f64,
-    /// The last validation loss (None without validation positions).
+    /// The validation loss of the net kept (None without validation positions).
     pub validation_loss: Option<f32>,
     /// The checkpoint written last (None: unchanged).
     pub checkpoint: Option<String>,
@@ -135,6 +145,11 @@ fn latest_checkpoint(run: &RunDir) -> Result<Option<PathBuf>> {
 /// read first.
 fn trim_metrics(run: &RunDir, path: &Path, step: u64) -> Result<()> {
     run.fetch(path, true)?;
+    trim_metrics_local(path, step)
+}
+
+/// [`trim_metrics`] of the local file alone.
+fn trim_metrics_local(path: &Path, step: u64) -> Result<()> {
     let Ok(text) = std::fs::read_to_string(path) else { return Ok(()) };
     let keep: Vec<&str> = text.lines().enumerate().filter(|(i, l)| *i == 0 || l.split(',').next().and_then(|s| s.parse::<u64>().ok()).is_some_and(|s| s <= step)).map(|(_, l)| l).collect();
     if keep.len() < text.lines().count() {
@@ -524,6 +539,10 @@ pub fn train_nnue_held(run: &RunDir, lease: &Lease, variant: Option<&str>, from:
         Ok(path)
     };
     let mut saved = None;
+    // early stopping: the best validation loss so far, the trainer then, and validations since
+    let mut best: Option<(f32, Box<Trainer>)> = None;
+    let mut since_best = 0u64;
+    let mut stopped_early = false;
     loop {
         let done_steps = steps_goal.is_some_and(|s| trainer.step >= s);
         let done_time = deadline.is_some_and(|d| Instant::now() >= d);
@@ -550,6 +569,14 @@ pub fn train_nnue_held(run: &RunDir, lease: &Lease, variant: Option<&str>, from:
         if trainer.step % opts.log_every.max(1) == 0 || last {
             if !data.validation.is_empty() {
                 last_val = mean_loss(&trainer.net, &data.validation, lambda, threads);
+                if opts.patience.is_some() {
+                    if best.as_ref().is_none_or(|(b, _)| last_val < *b) {
+                        best = Some((last_val, Box::new(trainer.clone())));
+                        since_best = 0;
+                    } else {
+                        since_best += 1;
+                    }
+                }
             }
             let secs = window_t.elapsed().as_secs_f64().max(1e-9);
             let pps = (trainer.positions - window_pos) as f64 / secs;
@@ -559,18 +586,34 @@ pub fn train_nnue_held(run: &RunDir, lease: &Lease, variant: Option<&str>, from:
             pb.set_message(format!("loss {train_loss:.5} val {last_val:.5} {pps:.0} pos/s"));
             (window_loss, window_n, window_t, window_pos) = (0.0, 0, Instant::now(), trainer.positions);
         }
+        if opts.patience.is_some_and(|p| since_best >= p.max(1)) {
+            stopped_early = true;
+            break;
+        }
         if last_ckpt.elapsed().as_secs_f64() >= opts.checkpoint_minutes * 60.0 && !last {
             saved = Some(ckpt(&trainer)?);
             last_ckpt = Instant::now();
         }
     }
     pb.finish_and_clear();
+    // keep the best net: its step is where a resumed run goes on, and the metrics end there
+    let last_step = trainer.step;
+    if let Some((val, b)) = best {
+        if b.step < trainer.step {
+            trainer = *b;
+            trainer.threads = threads;
+            last_val = val;
+            trim_metrics_local(&metrics, trainer.step)?;
+        }
+    }
     if trainer.step > start_step || latest_checkpoint(run)?.is_none() {
         saved = Some(ckpt(&trainer)?);
     }
     Ok(NnueTrainSummary {
         start_step,
         step: trainer.step,
+        last_step,
+        stopped_early,
         positions: trainer.positions - start_positions,
         seconds: t0.elapsed().as_secs_f64(),
         validation_loss: if last_val.is_nan() { None } else { Some(last_val) },

@@ -58,7 +58,7 @@ fn train_resume_export_and_eval_from_a_tiny_run() {
     let (code, out, err) = vzero(&["train", "--config", cfg.to_str().unwrap(), "--run", run_s, "--games", "4", "--quiet"]);
     assert_eq!(code, 0, "{out}\n{err}");
 
-    let (code, out, err) = vzero(&["nnue", "train", "--run", run_s, "--steps", "50", "--batch", "64", "--log-every", "10", "--quiet"]);
+    let (code, out, err) = vzero(&["nnue", "train", "--run", run_s, "--steps", "50", "--batch", "64", "--log-every", "10", "--patience", "0", "--quiet"]);
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(out.starts_with("trained 50 steps (0 → 50), 3200 positions"), "{out}");
     assert!(err.contains("validation positions"), "{err}");
@@ -73,7 +73,7 @@ fn train_resume_export_and_eval_from_a_tiny_run() {
     assert!(val.is_finite() && val >= 0.0);
 
     // A second call resumes from the newest checkpoint: the step goes on.
-    let (code, out, err) = vzero(&["nnue", "train", "--run", run_s, "--steps", "60", "--batch", "64", "--quiet"]);
+    let (code, out, err) = vzero(&["nnue", "train", "--run", run_s, "--steps", "60", "--batch", "64", "--patience", "0", "--quiet"]);
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(err.contains("resuming from") && err.contains("(step 50)"), "{err}");
     assert!(out.starts_with("trained 10 steps (50 → 60)"), "{out}");
@@ -95,7 +95,7 @@ fn train_resume_export_and_eval_from_a_tiny_run() {
     // A holder whose process is gone is taken over.
     let gone = vzero_data::Holder { pid: 4_000_000_000, ..holder };
     std::fs::write(&lock, serde_json::to_vec(&gone).unwrap()).unwrap();
-    let (code, out, err) = vzero(&["nnue", "train", "--run", run_s, "--steps", "60", "--batch", "64", "--quiet"]);
+    let (code, out, err) = vzero(&["nnue", "train", "--run", run_s, "--steps", "60", "--batch", "64", "--patience", "0", "--quiet"]);
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(!lock.exists(), "released on exit");
 
@@ -114,6 +114,21 @@ fn train_resume_export_and_eval_from_a_tiny_run() {
     let (code, out, err) = vzero(&["nnue", "eval", "--net", files[0].to_str().unwrap(), "--variant", "empire"]);
     assert_eq!(code, 0, "{err}");
     assert!(out.starts_with("NNUE evaluation "), "{out}");
+
+    // Early stopping keeps the net of the best validation loss: the checkpoint written is at
+    // the step of the last metrics row, whose validation loss is the lowest of all.
+    let es = dir.join("es");
+    let (code, out, err) = vzero(&["nnue", "train", "--variant", "empire", "--run", es.to_str().unwrap(), "--from", run_s, "--steps", "300", "--batch", "64", "--log-every", "10", "--patience", "3", "--lr", "0.01", "--quiet"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let rows: Vec<Vec<String>> = std::fs::read_to_string(es.join("nnue/metrics.csv")).unwrap().lines().skip(1).map(|l| l.split(',').map(String::from).collect()).collect();
+    let vals: Vec<f64> = rows.iter().map(|r| r[3].parse().unwrap()).collect();
+    let last: u64 = rows.last().unwrap()[0].parse().unwrap();
+    assert!(vals.iter().all(|&v| v >= *vals.last().unwrap()), "{vals:?}");
+    assert!(es.join("nnue").join(format!("ckpt-{last:09}.vzck")).is_file(), "{out}\n{err}");
+    assert!(out.starts_with(&format!("trained {last} steps (0 → {last})")), "{out}");
+    if last < 300 {
+        assert!(err.contains(&format!("kept step {last} of ")), "{err}");
+    }
 
     // PGN games as data (their results as targets), into a fresh run; a --from that is
     // neither a file nor a run is refused in one line.
@@ -153,7 +168,7 @@ fn loop_rounds_publish_nets_that_the_next_round_s_teachers_load() {
     let run = dir.join("run");
     let teacher = format!("uci:sh {}:nodes=8", script.display());
     let args = |rounds: &'static str, gate: &'static str| -> Vec<String> {
-        ["nnue", "loop", "--variant", "empire", "--run", run.to_str().unwrap(), "--teacher", &teacher, "--workers", "1", "--rounds", rounds, "--play-minutes", "0.05", "--train-minutes", "0.03", "--gate-games", gate, "--quiet"]
+        ["nnue", "loop", "--variant", "empire", "--run", run.to_str().unwrap(), "--teacher", &teacher, "--workers", "1", "--rounds", rounds, "--play-minutes", "0.05", "--train-minutes", "0.03", "--gate-games", gate, "--patience", "0", "--quiet"]
             .iter()
             .map(|s| s.to_string())
             .collect()

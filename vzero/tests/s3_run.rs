@@ -269,9 +269,9 @@ fn two_selfplay_processes_and_a_learner_share_an_s3_run() {
 
     // 6. An NNUE net from the same run: trained on one machine, resumed on another (its own
     //    cache), exported on a third; checkpoints, metrics and the plot live on the store.
-    let out = ok(cmd(&moto, &cache("nnue-a"), &["nnue", "train", "--run", &url, "--steps", "20", "--batch", "64", "--log-every", "10", "--quiet"]).output().unwrap(), "vzero nnue train");
+    let out = ok(cmd(&moto, &cache("nnue-a"), &["nnue", "train", "--run", &url, "--steps", "20", "--batch", "64", "--log-every", "10", "--patience", "0", "--quiet"]).output().unwrap(), "vzero nnue train");
     assert!(out.starts_with("trained 20 steps (0 → 20)"), "{out}");
-    let o = cmd(&moto, &cache("nnue-b"), &["nnue", "train", "--run", &url, "--steps", "30", "--batch", "64", "--log-every", "10"]).output().unwrap();
+    let o = cmd(&moto, &cache("nnue-b"), &["nnue", "train", "--run", &url, "--steps", "30", "--batch", "64", "--log-every", "10", "--patience", "0"]).output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
     let out = ok(o, "vzero nnue train (resume elsewhere)");
     assert!(out.starts_with("trained 10 steps (20 → 30)") && err.contains("(step 20)"), "{out}\n{err}");

@@ -79,6 +79,11 @@ pub struct TrainArgs {
     /// Threads (default: all cores).
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Early stopping: stop once the validation loss has not improved for this many
+    /// validations (every --log-every steps) and keep the best net; 0: off (train to the limit,
+    /// keep the last net).
+    #[arg(long, default_value_t = 5)]
+    pub patience: u64,
     /// Train without the virtual factoriser (piece-square rows shared by every king position,
     /// folded into the net at export; on by default).
     #[arg(long)]
@@ -264,9 +269,18 @@ fn train(a: TrainArgs) -> Result<()> {
         steps: a.steps,
         minutes: a.minutes,
         factorizer: !a.no_factorizer,
+        patience: (a.patience > 0).then_some(a.patience),
         quiet: a.quiet,
     };
     let s = train_nnue(&run, a.variant.as_deref(), &from, &opts)?;
+    if s.last_step != s.step || s.stopped_early {
+        eprintln!(
+            "early stopping: {}kept step {} of {} (the best validation loss)",
+            if s.stopped_early { "the validation loss stopped improving; " } else { "" },
+            s.step,
+            s.last_step
+        );
+    }
     println!(
         "trained {} steps ({} → {}), {} positions in {:.1} s ({:.0} positions/s) on {} training positions, validation loss {} on {}; targets {}; checkpoint {}",
         s.step - s.start_step,

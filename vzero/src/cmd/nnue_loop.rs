@@ -49,6 +49,14 @@ pub struct LoopArgs {
     /// it scores over 50%; 0: every new net becomes the teachers' net.
     #[arg(long, default_value_t = 40)]
     pub gate_games: u32,
+    /// Early stopping of each round's training: stop once the validation loss has not improved
+    /// for this many validations (every 100 steps) and keep the best net; 0: off.
+    #[arg(long, default_value_t = 5)]
+    pub patience: u64,
+    /// Keep positions whose best move captures (by default they are skipped, as
+    /// Fairy-Stockfish's trainers skip them: the net scores quiet positions).
+    #[arg(long)]
+    pub keep_captures: bool,
     /// Weight of the teacher's score in the loss (the rest on the game's result).
     #[arg(long, default_value_t = 0.75)]
     pub lambda: f32,
@@ -75,7 +83,15 @@ pub fn run(a: LoopArgs) -> Result<()> {
         play_minutes: a.play_minutes,
         train_minutes: a.train_minutes,
         play: a.game.options(a.seed, !a.quiet),
-        train: NnueTrainOptions { lambda: a.lambda, threads: a.threads, seed: a.seed, quiet: a.quiet, ..NnueTrainOptions::default() },
+        train: NnueTrainOptions {
+            lambda: a.lambda,
+            threads: a.threads,
+            seed: a.seed,
+            quiet: a.quiet,
+            patience: (a.patience > 0).then_some(a.patience),
+            skip_captures: !a.keep_captures,
+            ..NnueTrainOptions::default()
+        },
         gate_games: a.gate_games,
     };
     let mut on_event = |e: LoopEvent| match e {
