@@ -425,7 +425,7 @@ impl FloatNetwork {
             stacks: self.stacks.clone(),
         };
         for f in 0..self.dims {
-            let v = self.dims + f % self.factor;
+            let v = self.virtual_row(f as u32).expect("a factoriser") as usize;
             let (row, vrow) = (f * HALF_DIMENSIONS..(f + 1) * HALF_DIMENSIONS, v * HALF_DIMENSIONS..(v + 1) * HALF_DIMENSIONS);
             out.ft_weight[row].iter_mut().zip(&self.ft_weight[vrow]).for_each(|(a, b)| *a += b);
             let (prow, pvrow) = (f * PSQT_BUCKETS..(f + 1) * PSQT_BUCKETS, v * PSQT_BUCKETS..(v + 1) * PSQT_BUCKETS);

@@ -467,13 +467,13 @@ impl Trainer {
 
     /// Gives the net virtual factoriser rows (see [`FloatNetwork::with_factorizer`]), with zero
     /// moments; the function is unchanged. A net that has them keeps them.
-    pub fn with_factorizer(mut self, factor: usize) -> Trainer {
-        if self.net.factor() == 0 && factor > 0 {
-            self.net = self.net.with_factorizer(factor);
-            self.moments.m = std::mem::replace(&mut self.moments.m, FloatNetwork::zeroed(0)).with_factorizer(factor);
-            self.moments.v = std::mem::replace(&mut self.moments.v, FloatNetwork::zeroed(0)).with_factorizer(factor);
+    pub fn with_factorizer(self, factor: usize) -> Trainer {
+        let Moments { m, v } = self.moments;
+        Trainer {
+            net: self.net.with_factorizer(factor),
+            moments: Moments { m: m.with_factorizer(factor), v: v.with_factorizer(factor) },
+            ..self
         }
-        self
     }
 
     /// One optimiser step on `batch`: returns the batch's mean loss (before the step).

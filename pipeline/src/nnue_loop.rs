@@ -9,18 +9,21 @@
 //!    result, in `Source::Label` chunks of the run (so `vzero train`'s learner can use them too);
 //! 2. **train**: the run's NNUE trainer goes on from its newest checkpoint on all the run's
 //!    positions ([`crate::nnue_train::train_nnue`]);
-//! 3. **publish**: the newest checkpoint is exported to `nnue/nets/<variant>-<sha>.nnue`,
-//!    published to the run once, and recorded as a row of `nnue/nets.csv`;
-//! 4. the teachers of the next round load that net (`setoption name EvalFile`): the published
-//!    net plays and scores the next round's games, as checkpoints go back to self-play workers in
-//!    `vzero train`.
+//! 3. **publish**: the newest checkpoint is exported to `nnue/nets/<variant>-<sha>.nnue` and
+//!    published to the run once;
+//! 4. **gate**: the new net plays the teachers' evaluation of this round (`gate_games` games at
+//!    the teacher's limits) and becomes the teachers' net only when it scores over 50%; the
+//!    round is recorded as a row of `nnue/nets.csv` (gate score, the teachers' net);
+//! 5. the teachers of the next round load that net (`setoption name EvalFile`): the best net so
+//!    far plays and scores the next round's games, as checkpoints go back to self-play workers
+//!    in `vzero train`.
 //!
 //! One loop (or `vzero nnue train`) per run: the run's NNUE trainer lease
 //! (`nnue/trainer.lock`) is held for the whole loop.
 //!
 //! Kill-safe: chunks, checkpoints and nets are written atomically; `nets.csv` is rewritten
-//! whole (temporary file, rename) after a net is published, so a rerun finds the newest net and
-//! its round number in it and goes on from there. A round killed before its net was recorded is
+//! whole (temporary file, rename) after a net is published, so a rerun finds the teachers' net
+//! and the round number in it and goes on from there. A round killed before its net was recorded is
 //! played again (its games are kept: they are data like any other).
 
 use std::path::{Path, PathBuf};
@@ -203,9 +206,7 @@ fn write_nets(run: &RunDir, rows: &[NetRow]) -> Result<()> {
         text.push_str(&r.csv());
         text.push('\n');
     }
-    let tmp = path.with_extension("csv.tmp");
-    std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, &path).with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))?;
+    vzero_model::checkpoint::write_atomic(&path, text.as_bytes())?;
     run.publish(&path)?;
     Ok(())
 }
@@ -293,7 +294,7 @@ pub fn run_loop(run: &RunDir, variant: Variant, opts: &LoopOptions, on_event: &m
             summary.gate_seconds += t.elapsed().as_secs_f64();
             let s = report.stats.points() / report.stats.games().max(1) as f64;
             on_event(LoopEvent::Gate { round, report: report.summary(None).trim_end().replace('\n', "; ") });
-            let keep = rows.last().map_or(CLASSICAL.to_string(), |r| r.teacher.clone());
+            let keep = teacher_net.clone().unwrap_or_else(|| CLASSICAL.to_string());
             (Some(s), if s > 0.5 { name.clone() } else { keep })
         };
         let row = NetRow {

@@ -153,9 +153,7 @@ fn trim_metrics_local(path: &Path, step: u64) -> Result<()> {
     let Ok(text) = std::fs::read_to_string(path) else { return Ok(()) };
     let keep: Vec<&str> = text.lines().enumerate().filter(|(i, l)| *i == 0 || l.split(',').next().and_then(|s| s.parse::<u64>().ok()).is_some_and(|s| s <= step)).map(|(_, l)| l).collect();
     if keep.len() < text.lines().count() {
-        let tmp = path.with_extension("csv.tmp");
-        std::fs::write(&tmp, keep.join("\n") + "\n").with_context(|| format!("writing {}", tmp.display()))?;
-        std::fs::rename(&tmp, path).with_context(|| format!("renaming {}", tmp.display()))?;
+        vzero_model::checkpoint::write_atomic(path, (keep.join("\n") + "\n").as_bytes())?;
     }
     Ok(())
 }
@@ -214,35 +212,37 @@ struct Data {
     from_pgn: usize,
 }
 
-/// One unit of data: a game, or a chunk's scored positions.
+/// One unit of data: a game, or a chunk's scored positions. `name` says where it is (in
+/// errors); `key` is what [`holdout_split`] hashes ([`holdout_key`]).
 enum Item {
-    Game(String, vzero_data::GameRecord),
-    Scored(String, Vec<vzero_data::ScoredPosition>),
+    /// A game of a run (its values: the search's) or of a PGN file (`pgn`; its values: the
+    /// game's result from each mover's side).
+    Game { name: String, key: String, record: vzero_data::GameRecord, pgn: bool },
+    Scored { name: String, key: String, positions: Vec<vzero_data::ScoredPosition> },
 }
 
-/// Which items are held out for validation: those whose name (file name and index, not the
-/// directory, so the same on every machine) hashes below `holdout`, so that an item keeps its
-/// side as the data grows (a trainer resumed on more data, e.g. each round of the loop, never
-/// trains on what it validated on before); at least one when there are two or more items.
-fn holdout_split(items: &[Item], holdout: f64) -> Vec<bool> {
-    let key = |it: &Item| -> u64 {
-        let name = match it {
-            Item::Game(n, _) | Item::Scored(n, _) => n,
-        };
-        // "game 3 of /a/b/data/x.h5" → "game 3" | "x.h5"; "/a/b/f.pgn:12" → "f.pgn:12"
-        let (head, path) = match name.split_once(" of ") {
-            Some((h, p)) if h.starts_with("game ") => (h, p),
-            _ => ("", name.as_str()),
-        };
-        let file = path.rsplit('/').next().unwrap_or(path);
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for b in head.bytes().chain([b'|']).chain(file.bytes()) {
-            h = (h ^ b as u64).wrapping_mul(0x100_0000_01b3);
+impl Item {
+    fn key(&self) -> &str {
+        match self {
+            Item::Game { key, .. } | Item::Scored { key, .. } => key,
         }
-        h
-    };
+    }
+}
+
+/// An item's holdout key: `what` (e.g. `game 3`; empty for a whole file) and the file's name
+/// without its directory, so that the key is the same on every machine and cache.
+fn holdout_key(what: &str, path: &str) -> String {
+    format!("{what}|{}", path.rsplit('/').next().unwrap_or(path))
+}
+
+/// Which items are held out for validation: those whose key ([`holdout_key`]: file name and
+/// index, not the directory) hashes below `holdout`, so that an item keeps its side as the data
+/// grows (a trainer resumed on more data, e.g. each round of the loop, never trains on what it
+/// validated on before); at least one when there are two or more items.
+fn holdout_split(items: &[Item], holdout: f64) -> Vec<bool> {
     let cut = (holdout.clamp(0.0, 1.0) * u64::MAX as f64) as u64;
-    let mut held: Vec<bool> = items.iter().map(|it| holdout > 0.0 && key(it) < cut).collect();
+    let mut held: Vec<bool> =
+        items.iter().map(|it| holdout > 0.0 && vzero_model::checkpoint::fnv1a64(it.key().as_bytes()) < cut).collect();
     if holdout > 0.0 && items.len() >= 2 && !held.contains(&true) {
         held[items.len() - 1] = true;
     }
@@ -266,13 +266,15 @@ fn load_data(runs: &[RunDir], pgns: &[PathBuf], mapping: &FsfMapping, opts: &Dat
                 continue;
             }
             let scored = c.scored_positions()?;
+            let file = path.display().to_string();
             if !scored.is_empty() {
-                items.push(Item::Scored(path.display().to_string(), scored));
+                items.push(Item::Scored { key: holdout_key("", &file), name: file, positions: scored });
                 continue;
             }
             for (i, g) in c.games()?.into_iter().enumerate() {
                 if g.variant == mapping.name() {
-                    items.push(Item::Game(format!("game {} of {}", i + 1, path.display()), g));
+                    let what = format!("game {}", i + 1);
+                    items.push(Item::Game { name: format!("{what} of {file}"), key: holdout_key(&what, &file), record: g, pgn: false });
                 }
             }
         }
@@ -282,19 +284,19 @@ fn load_data(runs: &[RunDir], pgns: &[PathBuf], mapping: &FsfMapping, opts: &Dat
     for (item, &held) in items.iter().zip(&held) {
         let out = if held { &mut d.validation } else { &mut d.train };
         match item {
-            Item::Game(name, g) => {
+            Item::Game { name, record: g, pgn, .. } => {
                 d.games += 1;
                 let c = game_samples(mapping, name, &g.start_fen, &g.moves, white_result(&g.result, &g.reason), &g.values, opts, out)?;
-                if g.reason == PGN_REASON {
+                if *pgn {
                     d.from_pgn += c.kept;
                 } else {
                     d.searched += c.kept;
                 }
                 d.counts.add(c);
             }
-            Item::Scored(name, list) => {
+            Item::Scored { name, positions, .. } => {
                 let mut replay = ScoredReplay::default();
-                for (j, sp) in list.iter().enumerate() {
+                for (j, sp) in positions.iter().enumerate() {
                     let score = match sp.score {
                         TeacherScore::Cp(c) => UciScore::Cp(c),
                         TeacherScore::Mate(m) => UciScore::Mate(m),
@@ -311,9 +313,6 @@ fn load_data(runs: &[RunDir], pgns: &[PathBuf], mapping: &FsfMapping, opts: &Dat
     Ok(d)
 }
 
-/// The `reason` of the records made from PGN games (their values are their results).
-const PGN_REASON: &str = "pgn";
-
 /// The decided games of a PGN file as items whose "search values" are the game's result from
 /// each mover's side (a PGN game has no scores: both targets are its result). Games that do
 /// not parse or replay, of another variant or without a result are skipped with a warning
@@ -322,13 +321,8 @@ fn pgn_items(path: &Path, mapping: &FsfMapping) -> Result<Vec<Item>> {
     let mut items = Vec::new();
     let mut skipped = 0usize;
     vzero_openings::for_each_game(&[vzero_openings::Input::Pgn(path.to_path_buf())], |g| {
-        let replayed = g.and_then(|raw| {
-            if raw.variant.as_deref().is_some_and(|v| v != mapping.name()) {
-                return Err(vzero_openings::Skipped { origin: raw.origin.clone(), reason: format!("a game of {}", raw.variant.clone().unwrap_or_default()) });
-            }
-            vzero_openings::replay(raw, mapping.variant())
-        });
-        match replayed {
+        // (replay refuses games of other variants, bad FENs, illegal moves and no result)
+        match g.and_then(|raw| vzero_openings::replay(raw, mapping.variant())) {
             Ok(g) => {
                 let white = 2.0 * g.white_score as f32 - 1.0;
                 let mut pos = g.start;
@@ -344,14 +338,15 @@ fn pgn_items(path: &Path, mapping: &FsfMapping) -> Result<Vec<Item>> {
                     start_fen: g.start.fen(),
                     moves,
                     result: g.raw.result.clone(),
-                    reason: PGN_REASON.to_string(),
+                    reason: "pgn".to_string(),
                     network: String::new(),
                     white: g.raw.white.clone(),
                     black: g.raw.black.clone(),
                     priors: Vec::new(),
                     values,
                 };
-                items.push(Item::Game(g.raw.origin.clone(), record));
+                let origin = g.raw.origin.clone();
+                items.push(Item::Game { key: holdout_key("", &origin), name: origin, record, pgn: true });
             }
             Err(s) => {
                 if skipped < 10 {
@@ -659,7 +654,7 @@ pub fn export_nnue(run: Option<&RunDir>, net: Option<&Path>, out: &Path) -> Resu
 mod tests {
     use super::*;
 
-    fn game(name: String) -> Item {
+    fn game(what: &str, file: &str) -> Item {
         let g = vzero_data::GameRecord {
             variant: "empire".into(),
             start_fen: String::new(),
@@ -672,13 +667,13 @@ mod tests {
             priors: Vec::new(),
             values: Vec::new(),
         };
-        Item::Game(name, g)
+        Item::Game { name: format!("{what} of {file}"), key: holdout_key(what, file), record: g, pgn: false }
     }
 
     /// An item keeps its side as data is added, whatever directory holds the run.
     #[test]
     fn holdout_is_stable_as_the_data_grows_and_across_machines() {
-        let items = |dir: &str, n: usize| (0..n).map(|i| game(format!("game {} of {dir}/data/{:04}.h5", i % 4 + 1, i / 4))).collect::<Vec<_>>();
+        let items = |dir: &str, n: usize| (0..n).map(|i| game(&format!("game {}", i % 4 + 1), &format!("{dir}/data/{:04}.h5", i / 4))).collect::<Vec<_>>();
         let small = holdout_split(&items("/a", 400), 0.1);
         let big = holdout_split(&items("/other machine/cache", 4000), 0.1);
         assert_eq!(small[..], big[..400], "the first 400 items keep their side");
