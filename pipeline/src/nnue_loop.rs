@@ -71,6 +71,28 @@ pub struct LoopOptions {
     pub gate_games: u32,
 }
 
+impl LoopOptions {
+    /// Refuses a loop that cannot run (checked before the run is opened or created, so that a
+    /// mistyped command leaves nothing behind): a teacher that is not a UCI engine, no
+    /// workers, minutes that are not positive, training options no training runs with, a
+    /// variant Fairy-Stockfish cannot hold.
+    pub fn check(&self, variant: Variant) -> Result<()> {
+        if !self.teacher.starts_with("uci:") {
+            bail!("the loop's teacher must be a UCI engine that loads NNUE nets (uci:/path/to/fairy-stockfish:variantpath=…), not '{}'", self.teacher);
+        }
+        PlayerSpec::parse(&self.teacher).with_context(|| format!("teacher '{}'", self.teacher))?;
+        if self.workers == 0 {
+            bail!("--workers must be at least 1");
+        }
+        if !(self.play_minutes > 0.0 && self.train_minutes > 0.0 && self.minutes > 0.0) {
+            bail!("the loop's minutes (total, play and train per round) must be > 0");
+        }
+        self.train.check()?;
+        vzero_nnue::FsfMapping::for_variant(variant)?;
+        Ok(())
+    }
+}
+
 /// One published net: a row of `nnue/nets.csv`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NetRow {
@@ -223,16 +245,7 @@ pub fn teacher_with_net(base: &str, net: Option<&Path>) -> Result<String> {
 
 /// Runs the loop on `run` for `variant` until `opts.minutes` or `opts.rounds`.
 pub fn run_loop(run: &RunDir, variant: Variant, opts: &LoopOptions, on_event: &mut dyn FnMut(LoopEvent)) -> Result<LoopSummary> {
-    if !opts.teacher.starts_with("uci:") {
-        bail!("the loop's teacher must be a UCI engine that loads NNUE nets (uci:/path/to/fairy-stockfish:variantpath=…), not '{}'", opts.teacher);
-    }
-    if opts.workers == 0 {
-        bail!("--workers must be at least 1");
-    }
-    if !(opts.play_minutes > 0.0 && opts.train_minutes > 0.0 && opts.minutes > 0.0) {
-        bail!("the loop's minutes (total, play and train per round) must be > 0");
-    }
-    vzero_nnue::FsfMapping::for_variant(variant)?;
+    opts.check(variant)?;
     run.check_variant(variant.name())?;
     // one NNUE trainer per run, for the whole loop
     let lease = nnue_lease(run, "vzero nnue loop")?;

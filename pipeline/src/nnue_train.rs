@@ -66,6 +66,29 @@ pub struct NnueTrainOptions {
     pub quiet: bool,
 }
 
+impl NnueTrainOptions {
+    /// Refuses options no training can run with (checked before a run is opened or created, so
+    /// that a mistyped command leaves nothing behind).
+    pub fn check(&self) -> Result<()> {
+        if !(0.0..=1.0).contains(&self.lambda) {
+            bail!("lambda must be in [0, 1], got {}", self.lambda);
+        }
+        if self.batch == 0 {
+            bail!("the batch must be at least 1 position");
+        }
+        if !(0.0..1.0).contains(&self.holdout) {
+            bail!("the held-out fraction must be in [0, 1), got {}", self.holdout);
+        }
+        if self.log_every == 0 {
+            bail!("the steps between metrics rows must be at least 1");
+        }
+        if self.minutes.is_some_and(|m| !(m > 0.0)) {
+            bail!("the training minutes must be > 0");
+        }
+        Ok(())
+    }
+}
+
 impl Default for NnueTrainOptions {
     fn default() -> Self {
         NnueTrainOptions {
@@ -413,12 +436,7 @@ pub fn train_nnue(run: &RunDir, variant: Option<&str>, from: &[String], opts: &N
 /// publication): checkpoints, `metrics.csv` and `loss.svg` in the run's `nnue/`, each
 /// published to the store of an object-storage run (a checkpoint once, the others replaced).
 pub fn train_nnue_held(run: &RunDir, lease: &Lease, variant: Option<&str>, from: &[String], opts: &NnueTrainOptions) -> Result<NnueTrainSummary> {
-    if !(0.0..=1.0).contains(&opts.lambda) {
-        bail!("lambda must be in [0, 1], got {}", opts.lambda);
-    }
-    if opts.batch == 0 {
-        bail!("the batch must be at least 1 position");
-    }
+    opts.check()?;
     let dir = nnue_dir(run);
     let threads = opts.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
     let resumed = match latest_checkpoint(run)? {

@@ -222,5 +222,20 @@ fn loop_rounds_publish_nets_that_the_next_round_s_teachers_load() {
     assert_eq!(code, 1);
     assert!(err.contains("must be a UCI engine"), "{err}");
     assert_eq!(std::fs::read_to_string(run.join("nnue/nets.csv")).unwrap(), nets);
+    // A refused first call creates no run directory (a loop, or a training, that cannot run).
+    let never = dir.join("never");
+    for args in [
+        vec!["nnue", "loop", "--variant", "empire", "--run", never.to_str().unwrap(), "--teacher", "alphabeta:2"],
+        vec!["nnue", "loop", "--variant", "empire", "--run", never.to_str().unwrap(), "--teacher", "uci:x:nodes=ten"],
+        vec!["nnue", "loop", "--variant", "empire", "--run", never.to_str().unwrap(), "--teacher", "uci:x", "--workers", "0"],
+        vec!["nnue", "loop", "--variant", "spqr", "--run", never.to_str().unwrap(), "--teacher", "uci:x"],
+        vec!["nnue", "train", "--variant", "empire", "--run", never.to_str().unwrap(), "--lambda", "2"],
+        vec!["nnue", "train", "--variant", "spqr", "--run", never.to_str().unwrap()],
+    ] {
+        let (code, _, err) = vzero(&args);
+        assert_eq!(code, 1, "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(!never.exists(), "{args:?} created {}", never.display());
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }

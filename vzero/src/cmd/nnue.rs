@@ -254,7 +254,6 @@ fn info(a: InfoArgs) -> Result<()> {
 use vzero_pipeline::nnue_train::{export_nnue, train_nnue, NnueTrainOptions};
 
 fn train(a: TrainArgs) -> Result<()> {
-    let run = vzero_data::RunDir::create_or_open(&a.run).with_context(|| format!("opening run {}", a.run.display()))?;
     let from: Vec<String> = a.from.iter().map(|p| p.display().to_string()).collect();
     let opts = NnueTrainOptions {
         lambda: a.lambda,
@@ -272,6 +271,12 @@ fn train(a: TrainArgs) -> Result<()> {
         patience: (a.patience > 0).then_some(a.patience),
         quiet: a.quiet,
     };
+    // refused before the run is opened, so that a mistyped first command creates no run
+    opts.check()?;
+    if let Some(v) = &a.variant {
+        FsfMapping::for_variant(Variant::load(v)?)?;
+    }
+    let run = vzero_data::RunDir::create_or_open(&a.run).with_context(|| format!("opening run {}", a.run.display()))?;
     let s = train_nnue(&run, a.variant.as_deref(), &from, &opts)?;
     if s.last_step != s.step || s.stopped_early {
         eprintln!(

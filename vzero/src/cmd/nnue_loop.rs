@@ -74,7 +74,6 @@ pub struct LoopArgs {
 /// Runs `vzero nnue loop`.
 pub fn run(a: LoopArgs) -> Result<()> {
     let variant = Variant::load(&a.variant)?;
-    let run = RunDir::create_or_open(&a.run).with_context(|| format!("opening run {}", a.run.display()))?;
     let opts = LoopOptions {
         teacher: a.teacher.clone(),
         workers: a.workers,
@@ -94,6 +93,9 @@ pub fn run(a: LoopArgs) -> Result<()> {
         },
         gate_games: a.gate_games,
     };
+    // refused before the run is opened, so that a mistyped first command creates no run
+    opts.check(variant)?;
+    let run = RunDir::create_or_open(&a.run).with_context(|| format!("opening run {}", a.run.display()))?;
     let mut on_event = |e: LoopEvent| match e {
         LoopEvent::RoundStart { round, net } => {
             eprintln!("round {round}: teachers play with {}", net.as_deref().unwrap_or("the classical evaluation"));

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# A checkpoint's strength ladder: the checkpoint (net:CKPT at --sims simulations per move) against
+# random, greedy, alphabeta:2 and alphabeta:3, and, when a Fairy-Stockfish binary is given,
+# against it at 1, 10, 100 and 1,000 nodes per move (and, with --movetime MS, vzero's UCI engine
+# on the checkpoint against Fairy-Stockfish both at MS per move: the equal-time row). Every row is
+# `vzero match` (colour-swapped pairs from random openings, pentanomial Elo with its 95% interval
+# when the games come in pairs); one table at the end. A measurement script, not a test.
+#
+# Usage:
+#   scripts/ladder.sh VARIANT CKPT [--fsf PATH] [--ini PATH] [--games N] [--sims N]
+#                     [--nodes "1 10 100 1000"] [--movetime MS] [--concurrency N] [--seed S]
+#                     [--out DIR]
+#
+#   --fsf PATH      a Fairy-Stockfish binary (built with largeboards=yes for empire and shogun);
+#                   --ini defaults to the variants.ini beside it, else scripts/fsf/variants.ini
+#   --games N       games per row (default 100)
+#   --sims N        the checkpoint's simulations per move (default 64)
+#   --out DIR       keeps every row's PGN and the table (default: a temporary directory)
+#
+# VZERO names the vzero binary (default target/release/vzero, built when missing).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+[ $# -ge 2 ] || usage
+variant=$1 ckpt=$2
+shift 2
+fsf="" ini="" games=100 sims=64 nodes="1 10 100 1000" movetime="" concurrency=2 seed=1 out=""
+while [ $# -gt 0 ]; do
+  case $1 in
+    --fsf) fsf=$2; shift 2 ;;
+    --ini) ini=$2; shift 2 ;;
+    --games) games=$2; shift 2 ;;
+    --sims) sims=$2; shift 2 ;;
+    --nodes) nodes=$2; shift 2 ;;
+    --movetime) movetime=$2; shift 2 ;;
+    --concurrency) concurrency=$2; shift 2 ;;
+    --seed) seed=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    -h|--help) usage ;;
+    *) echo "ladder.sh: unknown argument '$1'" >&2; usage ;;
+  esac
+done
+[ -e "$ckpt" ] || { echo "ladder.sh: checkpoint '$ckpt' not found" >&2; exit 1; }
+case $games in ''|*[!0-9]*|0) echo "ladder.sh: --games must be a positive number, not '$games'" >&2; exit 1 ;; esac
+vzero=${VZERO:-target/release/vzero}
+if [ ! -x "$vzero" ]; then
+  cargo build --release --locked -p vzero --bin vzero
+fi
+if [ -n "$fsf" ]; then
+  [ -x "$fsf" ] || { echo "ladder.sh: Fairy-Stockfish binary '$fsf' is not executable" >&2; exit 1; }
+  if [ -z "$ini" ]; then
+    if [ -f "$(dirname "$fsf")/variants.ini" ]; then ini=$(dirname "$fsf")/variants.ini; else ini=scripts/fsf/variants.ini; fi
+  fi
+  [ -f "$ini" ] || { echo "ladder.sh: variants.ini '$ini' not found" >&2; exit 1; }
+fi
+if [ -z "$out" ]; then out=$(mktemp -d); fi
+mkdir -p "$out"
+table="$out/ladder.md"
+me="net:$ckpt:$sims"
+
+rows=()
+opponents=(random greedy alphabeta:2 alphabeta:3)
+if [ -n "$fsf" ]; then
+  for n in $nodes; do opponents+=("uci:$fsf:variantpath=$ini:nodes=$n:name=fsf-${n}n"); done
+fi
+
+# One row: plays `vzero match A B` and keeps its summary lines.
+play_row() {
+  local label=$1 a=$2 b=$3 slug=$4
+  echo "== $label ($games games)" >&2
+  local log="$out/$slug.txt"
+  if ! "$vzero" match "$a" "$b" --variant "$variant" --games "$games" --concurrency "$concurrency" \
+      --seed "$seed" --pgn "$out/$slug.pgn" --no-progress > "$log" 2>&1; then
+    echo "ladder.sh: the match against $label failed:" >&2
+    tail -5 "$log" >&2
+    rows+=("| $label | failed (see $log) | | |")
+    return
+  fi
+  local wdl elo
+  wdl=$(grep -m1 '^W/D/L' "$log" | sed 's/^W\/D\/L //')
+  elo=$(grep -m1 '^elo ' "$log" | sed 's/^elo //; s/ (95%.*//')
+  grep -m1 '^game .*forfeit' "$log" >&2 || true
+  rows+=("| $label | $wdl | ${elo:-n/a} | $(grep -c '^game .*forfeit' "$log" || true) |")
+  echo "   $wdl  elo ${elo:-n/a}" >&2
+}
+
+for o in "${opponents[@]}"; do
+  label=$o
+  case $o in uci:*) label=${o##*:name=} ;; esac
+  play_row "$label" "$me" "$o" "$(printf %s "$label" | tr -c 'A-Za-z0-9_-' '_')"
+done
+if [ -n "$fsf" ] && [ -n "$movetime" ]; then
+  play_row "fsf at ${movetime} ms (vzero uci at ${movetime} ms)" \
+    "uci:$vzero uci --variant $variant --model $ckpt:movetime=$movetime:name=vzero-${movetime}ms" \
+    "uci:$fsf:variantpath=$ini:movetime=$movetime:name=fsf-${movetime}ms" "fsf_${movetime}ms"
+fi
+
+{
+  echo "Ladder of $ckpt ($variant, $me, $games games per row, seed $seed, $(date -u +%F))"
+  echo
+  echo "| opponent | W/D/L, score | Elo [95%] | forfeits |"
+  echo "| --- | --- | --- | --- |"
+  printf '%s\n' "${rows[@]}"
+} > "$table"
+cat "$table"
+echo "(games and logs in $out)"
