@@ -36,6 +36,23 @@ pub struct RawGame {
 }
 
 impl RawGame {
+    /// A self-play game record of a chunk (`origin`: `chunk.h5#index`) as a raw game.
+    pub fn from_record(origin: String, g: vzero_data::GameRecord) -> RawGame {
+        RawGame {
+            origin,
+            variant: Some(g.variant),
+            start_fen: Some(g.start_fen),
+            moves: g.moves,
+            move_origins: Vec::new(),
+            result: g.result,
+            network: Some(g.network).filter(|n| !n.is_empty()),
+            white: g.white,
+            black: g.black,
+            priors: g.priors,
+            values: g.values,
+        }
+    }
+
     /// The network generation: from `network` (`gen-NNNNNN-…`), else the first `gen-NNNNNN` in
     /// the White, then the Black player's name.
     pub fn generation(&self) -> Option<u64> {
@@ -223,20 +240,7 @@ pub fn for_each_game(inputs: &[Input], mut f: impl FnMut(std::result::Result<Raw
                         }
                     };
                     for (i, g) in games.into_iter().enumerate() {
-                        let raw = RawGame {
-                            origin: format!("{name}#{i}"),
-                            variant: Some(g.variant),
-                            start_fen: Some(g.start_fen),
-                            moves: g.moves,
-                            move_origins: Vec::new(),
-                            result: g.result,
-                            network: Some(g.network).filter(|n| !n.is_empty()),
-                            white: g.white,
-                            black: g.black,
-                            priors: g.priors,
-                            values: g.values,
-                        };
-                        if !f(Ok(raw)) {
+                        if !f(Ok(RawGame::from_record(format!("{name}#{i}"), g))) {
                             return Ok(());
                         }
                     }

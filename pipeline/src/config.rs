@@ -70,6 +70,10 @@ pub struct RunConfig {
     /// Gauntlet of new checkpoints against baselines (off when absent).
     #[serde(default, skip_serializing_if = "gauntlet_off")]
     pub gauntlet: GauntletConfig,
+    /// Teacher workers beside self-play (`vzero train` only; none when absent): they label
+    /// positions of the newest games, mixed into training by `[learn.external]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub teacher: Option<crate::teachers::TeacherConfig>,
     /// Object storage for `s3://` runs: endpoint, region, plain HTTP, cache directory
     /// (credentials come from the environment only). Each field left out falls back to the
     /// environment (`AWS_ENDPOINT`, `AWS_REGION`, `AWS_ALLOW_HTTP`, `VZERO_CACHE`).
@@ -124,6 +128,9 @@ impl RunConfig {
         self.selfplay.validate().map_err(anyhow::Error::msg)?;
         self.learn.validate()?;
         self.gauntlet.validate()?;
+        if let Some(t) = &self.teacher {
+            t.validate()?;
+        }
         Ok(())
     }
 
@@ -202,6 +209,9 @@ mod tests {
             (good.replace("device = \"auto\"", "device = \"tpu\""), "tpu"),
             (good.replace("[gauntlet]", "[gauntlet]\nwhen = 3"), "when"),
             (good.replace("games = 6", "games = 0"), "gauntlet.games"),
+            (format!("{good}\n[teacher]\nspec = \"alphabeta:x\"\n"), "teacher.spec"),
+            (format!("{good}\n[teacher]\nspec = \"alphabeta:3\"\nworkers = 0\n"), "teacher.workers"),
+            (format!("{good}\n[teacher]\nspec = \"alphabeta:3\"\nthreads = 1\n"), "threads"),
         ] {
             let e = format!("{:#}", RunConfig::parse(&text, "test.toml").unwrap_err());
             assert!(e.contains("test.toml") && e.contains(needle), "{needle}: {e}");

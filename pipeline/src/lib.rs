@@ -15,7 +15,8 @@
 //!   `[gauntlet]`), embedded defaults per variant, stored in the run directory;
 //! * [`Session`]: a run directory with its effective config; [`Session::train`] runs self-play
 //!   worker threads and the learner together (with gauntlets every `gauntlet.every`
-//!   generations), [`Session::selfplay`] and [`Session::learn`] each half alone;
+//!   generations, and [`teachers`] labelling the newest games when the config has a
+//!   `[teacher]`), [`Session::selfplay`] and [`Session::learn`] each half alone;
 //! * progress, notes and gauntlet results come to the caller as [`Event`]s;
 //! * [`nnue_train`] and [`nnue_loop`]: Fairy-Stockfish NNUE nets trained on a run's positions,
 //!   and improved in rounds with a teacher engine that loads each new net;
@@ -28,8 +29,10 @@ pub mod nnue_loop;
 pub mod nnue_train;
 mod session;
 pub mod status;
+pub mod teachers;
 
 pub use config::{NetShape, RunConfig, EMBEDDED};
 pub use check::RunCheck;
 pub use status::RunStatus;
+pub use teachers::{TeacherConfig, TeacherStats, Teachers};
 pub use session::{learn_line, selfplay_line, ConfigChoice, Event, LearnOutcome, Limits, SelfplaySummary, Session, TrainSummary};

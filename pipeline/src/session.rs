@@ -17,6 +17,7 @@ use vzero_selfplay::{run_worker, Stats, WorkerContext};
 use vzero_trainer::{LearnStatus, LearnSummary, Learner, StopReason};
 
 use crate::config::RunConfig;
+use crate::teachers::Teachers;
 
 /// Where a run's config comes from, and the overrides of the command line.
 #[derive(Clone, Debug, Default)]
@@ -67,6 +68,8 @@ pub struct TrainSummary {
     pub latest_gauntlet: Option<GauntletSummary>,
     /// The run's gauntlet ratings (may not exist).
     pub elo_csv: PathBuf,
+    /// The teacher workers' figures ([`TeacherStats::line`]), when the config has a `[teacher]`.
+    pub teacher: Option<String>,
 }
 
 /// What [`Session::selfplay`] did.
@@ -216,6 +219,17 @@ impl Session {
         let counted = stats.clone();
         learner.count_games(move || counted.games.load(Ordering::Relaxed)); // games/s for TensorBoard
         let workers = self.spawn_workers(&stop, &stats, limits.games)?;
+        let teachers = cfg.teacher.as_ref().map(|t| Teachers::start(run, variant, t)).transpose()?;
+        // self-play figures, then the teachers'
+        let played = || match &teachers {
+            Some(t) => format!("{} | {}", selfplay_line(&stats), t.stats.line()),
+            None => selfplay_line(&stats),
+        };
+        let warnings = |on: &mut dyn FnMut(Event<'_>)| {
+            for w in teachers.iter().flat_map(|t| t.stats.take_warnings()) {
+                on(Event::Note(&w));
+            }
+        };
         let mut last_learn = String::from("waiting for data");
         let games_done = || limits.games.is_some_and(|g| stats.games.load(Ordering::Relaxed) >= g);
         let mut failure = None;
@@ -249,7 +263,8 @@ impl Session {
                 generation.set(s.generation);
                 counters.set(s.step, s.generation);
                 last_learn = learn_line(s);
-                on(Event::Progress(&format!("{} | {}", selfplay_line(&stats), last_learn)));
+                warnings(&mut *on);
+                on(Event::Progress(&format!("{} | {}", played(), last_learn)));
             };
             let summary = match learner.run(&keep_going, &mut progress) {
                 Ok(s) => s,
@@ -262,7 +277,7 @@ impl Session {
                 // Self-play goes on in its threads meanwhile; the learner waits.
                 gauntlet_done = learner.generation();
                 let ckpt = run.checkpoints_dir().join(format!("{}.json", learner.network()));
-                on(Event::Progress(&format!("{} | {} (gauntlet of {})", selfplay_line(&stats), last_learn, learner.network())));
+                on(Event::Progress(&format!("{} | {} (gauntlet of {})", played(), last_learn, learner.network())));
                 let minutes = minutes_before + start.elapsed().as_secs_f64() / 60.0;
                 match run_gauntlet(run, variant, &ckpt, &cfg.gauntlet, minutes) {
                     Ok(g) => {
@@ -273,11 +288,13 @@ impl Session {
                     Err(e) => on(Event::Note(&format!("warning: gauntlet of {} failed: {e:#}", learner.network()))),
                 }
             } else if summary.stop == StopReason::NeedData {
-                on(Event::Progress(&format!("{} | {} (waiting for data)", selfplay_line(&stats), last_learn)));
+                warnings(&mut *on);
+                on(Event::Progress(&format!("{} | {} (waiting for data)", played(), last_learn)));
                 std::thread::sleep(Duration::from_millis(500));
             }
         }
         stop.store(true, Ordering::Relaxed);
+        let teacher = teachers.map(|t| t.stop(Duration::from_secs(5)));
         let joined = join(workers);
         if failure.is_none() && joined.is_ok() && games_done() {
             // The game limit bounds self-play; train on what it produced (within the reuse cap).
@@ -305,6 +322,7 @@ impl Session {
             minutes: start.elapsed().as_secs_f64() / 60.0,
             latest_gauntlet,
             elo_csv,
+            teacher,
         })
     }
 

@@ -27,5 +27,5 @@ mod wdl;
 pub use import::{import_games, ImportOptions, ImportSummary};
 pub use label::{label_positions, scored_position, LabelOptions, LabelSummary};
 pub use play::{play_games, PlayOptions, PlaySummary};
-pub use positions::{collect_positions, LabelPosition, PositionSource};
+pub use positions::{collect_positions, positions_from_records, LabelPosition, PositionSource};
 pub use wdl::{score_to_wdl, DEFAULT_CP_SCALE};

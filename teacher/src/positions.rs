@@ -7,7 +7,8 @@ use anyhow::{bail, Result};
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
-use vzero_openings::{for_each_game, replay, Input, Skipped};
+use vzero_data::GameRecord;
+use vzero_openings::{for_each_game, replay, Input, RawGame, Skipped};
 use vzero_rules::{Game, Move, Position, Variant};
 
 /// Where positions come from.
@@ -66,32 +67,7 @@ pub fn collect_positions(variant: Variant, source: &PositionSource, n: Option<us
                 }
                 true
             })?;
-            // (game, ply) of every position before a move, distinct by key
-            let mut seen = HashSet::new();
-            let mut spots = Vec::new();
-            for (gi, (start, moves, _)) in games.iter().enumerate() {
-                let mut pos = *start;
-                for (ply, &m) in moves.iter().enumerate() {
-                    if seen.insert(pos.key()) {
-                        spots.push((gi, ply));
-                    }
-                    pos.play(m);
-                }
-            }
-            spots.shuffle(&mut rng);
-            spots.truncate(n.unwrap_or(usize::MAX));
-            let positions = spots
-                .into_iter()
-                .map(|(gi, ply)| {
-                    let (start, moves, result) = &games[gi];
-                    let mut game = Game::new(*start);
-                    for &m in &moves[..ply] {
-                        game.play(m);
-                    }
-                    LabelPosition { game, moves_left: Some((moves.len() - ply) as u32), white_result: Some(*result) }
-                })
-                .collect();
-            Ok((positions, skipped))
+            Ok((positions_of_games(&games, n, &mut rng), skipped))
         }
         PositionSource::Random { plies } => {
             let Some(n) = n else { bail!("random positions need a count (--positions N)") };
@@ -121,6 +97,52 @@ pub fn collect_positions(variant: Variant, source: &PositionSource, n: Option<us
             Ok((out, Vec::new()))
         }
     }
+}
+
+/// Up to `n` distinct positions (by key; in an order fixed by `seed`) before the moves of
+/// self-play game records (a chunk's games: [`vzero_data::Chunk::games`]), with the games that
+/// could not be replayed. What `vzero train`'s teacher workers label: positions of the run's
+/// newest games.
+pub fn positions_from_records(variant: Variant, records: Vec<GameRecord>, n: usize, seed: u64) -> (Vec<LabelPosition>, Vec<Skipped>) {
+    let mut games = Vec::new();
+    let mut skipped = Vec::new();
+    for (i, g) in records.into_iter().enumerate() {
+        match replay(RawGame::from_record(format!("game {i}"), g), variant) {
+            Ok(g) => games.push((g.start, g.moves, (2.0 * g.white_score - 1.0) as f32)),
+            Err(s) => skipped.push(s),
+        }
+    }
+    (positions_of_games(&games, Some(n), &mut StdRng::seed_from_u64(seed)), skipped)
+}
+
+/// Up to `n` distinct positions before the moves of `games` (start, moves, White's result),
+/// shuffled by `rng`, each with its plies to the end and the game's result.
+fn positions_of_games(games: &[(Position, Vec<Move>, f32)], n: Option<usize>, rng: &mut StdRng) -> Vec<LabelPosition> {
+    // (game, ply) of every position before a move, distinct by key
+    let mut seen = HashSet::new();
+    let mut spots = Vec::new();
+    for (gi, (start, moves, _)) in games.iter().enumerate() {
+        let mut pos = *start;
+        for (ply, &m) in moves.iter().enumerate() {
+            if seen.insert(pos.key()) {
+                spots.push((gi, ply));
+            }
+            pos.play(m);
+        }
+    }
+    spots.shuffle(rng);
+    spots.truncate(n.unwrap_or(usize::MAX));
+    spots
+        .into_iter()
+        .map(|(gi, ply)| {
+            let (start, moves, result) = &games[gi];
+            let mut game = Game::new(*start);
+            for &m in &moves[..ply] {
+                game.play(m);
+            }
+            LabelPosition { game, moves_left: Some((moves.len() - ply) as u32), white_result: Some(*result) }
+        })
+        .collect()
 }
 
 #[cfg(test)]

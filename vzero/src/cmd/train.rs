@@ -94,6 +94,9 @@ pub fn train(a: RunArgs) -> Result<()> {
     pb.finish_and_clear();
     let t = result?;
     println!("{}", t.selfplay);
+    if let Some(line) = &t.teacher {
+        println!("{line}");
+    }
     println!("trained {} steps this session (step {} in all, generation {}), {:.1} min", t.steps, t.step, t.generation, t.minutes);
     match &t.latest_gauntlet {
         Some(g) => println!("latest {}", g.line()),

@@ -1,0 +1,250 @@
+//! Teacher workers inside `vzero train` (the `[teacher]` section of a run's config).
+//!
+//! Threads beside self-play take positions from the run's newest self-play games, have a
+//! teacher label them (a UCI engine such as Fairy-Stockfish, `alphabeta:3`, any player that
+//! reports a score: its move becomes the policy target, its score the value target) and write
+//! the labels into the run as [`vzero_data::Source::Label`] chunks, which the learner mixes
+//! into its batches by `[learn.external]`. This is an expert-iteration mix: the window keeps
+//! fresh teacher rows on the positions the network now plays, while the network improves.
+//!
+//! A teacher never stops the run: the labeller restarts a teacher that crashes, hangs (past its
+//! spec's timeout) or answers an illegal move, and a batch that fails as a whole is a warning,
+//! after which the worker pauses and goes on with the next games. Each batch is one atomic
+//! chunk named after its source chunk, so a run killed and resumed labels no position twice.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+use vzero_arena::PlayerSpec;
+use vzero_data::{Chunk, RunDir, Source};
+use vzero_rules::Variant;
+use vzero_teacher::{label_positions, positions_from_records, LabelOptions, DEFAULT_CP_SCALE};
+
+/// `[teacher]`: teacher workers of `vzero train`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TeacherConfig {
+    /// The teacher's player spec: `uci:/path/to/fairy-stockfish:variantpath=…:nodes=1000`,
+    /// `alphabeta:3`, or any player that reports a score.
+    pub spec: String,
+    /// Teacher threads (one engine process each for `uci:`); they share the cores with the
+    /// self-play workers and the learner, so `[selfplay] workers` is usually lowered by as many.
+    #[serde(default = "default_workers")]
+    pub workers: usize,
+    /// Positions labelled per batch: drawn from one self-play chunk (the newest one no teacher
+    /// has taken), written as one chunk.
+    #[serde(default = "default_batch")]
+    pub batch: usize,
+    /// Centipawns of the score logistic `p(win) = 1 / (1 + exp(-cp / scale))`.
+    #[serde(default = "default_cp_scale")]
+    pub cp_scale: f64,
+    /// Seconds a worker waits when no new self-play chunk is there (and after a failed batch).
+    #[serde(default = "default_poll")]
+    pub poll_seconds: f64,
+}
+
+fn default_workers() -> usize {
+    1
+}
+fn default_batch() -> usize {
+    128
+}
+fn default_cp_scale() -> f64 {
+    DEFAULT_CP_SCALE
+}
+fn default_poll() -> f64 {
+    2.0
+}
+
+impl TeacherConfig {
+    /// Checks the fields, naming the first one that is wrong.
+    pub fn validate(&self) -> Result<()> {
+        PlayerSpec::parse(&self.spec).with_context(|| format!("teacher.spec '{}'", self.spec))?;
+        if self.workers == 0 || self.batch == 0 {
+            bail!("teacher.workers and teacher.batch must be at least 1");
+        }
+        if !(self.cp_scale.is_finite() && self.cp_scale > 0.0) {
+            bail!("teacher.cp_scale must be > 0, not {}", self.cp_scale);
+        }
+        if !(self.poll_seconds.is_finite() && self.poll_seconds > 0.0) {
+            bail!("teacher.poll_seconds must be > 0, not {}", self.poll_seconds);
+        }
+        Ok(())
+    }
+}
+
+/// What the teacher workers did (counters shared with the session's progress line).
+#[derive(Debug, Default)]
+pub struct TeacherStats {
+    /// Positions labelled and written.
+    pub positions: AtomicU64,
+    /// Chunks written.
+    pub chunks: AtomicU64,
+    /// Teacher restarts (crash, hang, illegal move).
+    pub restarts: AtomicU64,
+    /// Batches that failed as a whole (the worker paused and went on).
+    pub failures: AtomicU64,
+    warnings: Mutex<Vec<String>>,
+}
+
+impl TeacherStats {
+    /// The warnings since the last call (for the session to print).
+    pub fn take_warnings(&self) -> Vec<String> {
+        std::mem::take(&mut *self.warnings.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    fn warn(&self, w: String) {
+        self.warnings.lock().unwrap_or_else(|e| e.into_inner()).push(w);
+    }
+
+    /// One line: positions labelled, restarts and failed batches.
+    pub fn line(&self) -> String {
+        let l = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        format!("teacher {} labelled ({} restarts, {} failed batches)", l(&self.positions), l(&self.restarts), l(&self.failures))
+    }
+}
+
+/// Running teacher workers; stopped (and joined, briefly) by [`Teachers::stop`] or on drop.
+pub struct Teachers {
+    stop: Arc<AtomicBool>,
+    handles: Vec<JoinHandle<()>>,
+    /// The workers' counters.
+    pub stats: Arc<TeacherStats>,
+}
+
+impl Teachers {
+    /// Starts `cfg.workers` teacher threads on `run` (the config is validated first).
+    pub fn start(run: &RunDir, variant: Variant, cfg: &TeacherConfig) -> Result<Teachers> {
+        cfg.validate()?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let stats = Arc::new(TeacherStats::default());
+        let taken = Arc::new(Mutex::new(HashSet::new()));
+        let handles = (0..cfg.workers)
+            .map(|i| {
+                let w = Worker { run: run.clone(), variant, cfg: cfg.clone(), stop: stop.clone(), stats: stats.clone(), taken: taken.clone(), index: i };
+                std::thread::Builder::new().name(format!("teacher-{i}")).spawn(move || w.run()).context("starting a teacher thread")
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Teachers { stop, handles, stats })
+    }
+
+    /// Asks the workers to stop and waits for them up to `wait` (a worker inside a slow teacher
+    /// call is left to finish on its own: its chunk is written atomically or not at all);
+    /// returns their figures ([`TeacherStats::line`]).
+    pub fn stop(mut self, wait: Duration) -> String {
+        self.halt(wait);
+        self.stats.line()
+    }
+
+    fn halt(&mut self, wait: Duration) {
+        self.stop.store(true, Ordering::Relaxed);
+        let deadline = Instant::now() + wait;
+        while Instant::now() < deadline && self.handles.iter().any(|h| !h.is_finished()) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        for h in self.handles.drain(..) {
+            if h.is_finished() {
+                let _ = h.join();
+            }
+        }
+    }
+}
+
+impl Drop for Teachers {
+    fn drop(&mut self) {
+        self.halt(Duration::from_secs(5));
+    }
+}
+
+/// One teacher thread.
+struct Worker {
+    run: RunDir,
+    variant: Variant,
+    cfg: TeacherConfig,
+    stop: Arc<AtomicBool>,
+    stats: Arc<TeacherStats>,
+    /// Chunks a worker has looked at (self-play chunks it took, and the others).
+    taken: Arc<Mutex<HashSet<PathBuf>>>,
+    index: usize,
+}
+
+impl Worker {
+    fn run(self) {
+        // failed batches in a row: the pause doubles with each (up to a minute), so a teacher
+        // that cannot start costs a warning a minute, not a busy loop
+        let mut failed = 0u32;
+        while !self.stop.load(Ordering::Relaxed) {
+            let outcome = self.next_chunk().context("listing the run's chunks").and_then(|c| match c {
+                Some(chunk) => self.label(&chunk).map(|()| true),
+                None => Ok(false),
+            });
+            match outcome {
+                Ok(true) => failed = 0,
+                Ok(false) => self.pause(1.0),
+                Err(e) => {
+                    self.stats.failures.fetch_add(1, Ordering::Relaxed);
+                    let wait = (self.cfg.poll_seconds * 2f64.powi(failed.min(10) as i32)).min(60.0);
+                    self.stats.warn(format!("warning: teacher {}: {e:#}; trying again in {wait:.0} s", self.index));
+                    failed += 1;
+                    self.pause(wait / self.cfg.poll_seconds);
+                }
+            }
+        }
+    }
+
+    /// Sleeps `factor · poll_seconds`, waking early when asked to stop.
+    fn pause(&self, factor: f64) {
+        let until = Instant::now() + Duration::from_secs_f64(self.cfg.poll_seconds * factor);
+        while Instant::now() < until && !self.stop.load(Ordering::Relaxed) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The newest self-play chunk no worker has taken yet (taking it).
+    fn next_chunk(&self) -> Result<Option<PathBuf>> {
+        let chunks = self.run.list_chunks()?;
+        for path in chunks.into_iter().rev() {
+            let mut taken = self.taken.lock().unwrap_or_else(|e| e.into_inner());
+            if !taken.insert(path.clone()) {
+                continue;
+            }
+            drop(taken);
+            // unreadable chunks are the learner's and `vzero check`'s business: skipped here
+            if Chunk::open(&path).is_ok_and(|c| c.meta.source == Source::SelfPlay) {
+                return Ok(Some(path));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Labels up to `batch` positions of the games of `chunk` into one label chunk.
+    fn label(&self, chunk: &std::path::Path) -> Result<()> {
+        let name = chunk.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let records = Chunk::open(chunk).and_then(|c| c.games()).with_context(|| format!("reading the games of {name}"))?;
+        let seed = name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3));
+        let (positions, _) = positions_from_records(self.variant, records, self.cfg.batch, seed);
+        if positions.is_empty() {
+            return Ok(());
+        }
+        let opts = LabelOptions {
+            teacher: self.cfg.spec.clone(),
+            concurrency: 1,
+            cp_scale: self.cfg.cp_scale,
+            rows_per_chunk: self.cfg.batch,
+            seed,
+            job: format!("train-teacher:{name}"),
+            progress: false,
+        };
+        let s = label_positions(&self.run, self.variant, &positions, &opts).with_context(|| format!("labelling positions of {name}"))?;
+        self.stats.positions.fetch_add(s.labelled as u64, Ordering::Relaxed);
+        self.stats.chunks.fetch_add(s.chunks as u64, Ordering::Relaxed);
+        self.stats.restarts.fetch_add(s.restarts as u64, Ordering::Relaxed);
+        Ok(())
+    }
+}
