@@ -58,6 +58,56 @@ impl Default for Knowledge {
     }
 }
 
+/// Parts of the blend that a measured switch handed to the network before the anneal would
+/// have: from the recorded step on, that weight is 0. Training decides it (a match of the
+/// network with and without the part, `[switch]` of a run's config) and records it in every
+/// checkpoint after, so that a resumed run keeps it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BlendRelease {
+    /// Learner step at which the capture prior was switched off (the learned policy took over).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prior_step: Option<u64>,
+    /// Learner step at which the material value was switched off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value_step: Option<u64>,
+}
+
+/// One part of the blend: the capture prior or the material value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlendPart {
+    /// The capture prior mixed into the network's policy (`prior_weight`).
+    Prior,
+    /// The material value mixed into the network's value (`value_weight`).
+    Value,
+}
+
+impl BlendPart {
+    /// `prior` or `value`.
+    pub fn name(self) -> &'static str {
+        match self {
+            BlendPart::Prior => "prior",
+            BlendPart::Value => "value",
+        }
+    }
+}
+
+impl BlendRelease {
+    /// Whether nothing was released.
+    pub fn is_none(&self) -> bool {
+        *self == BlendRelease::default()
+    }
+
+    /// `k` with the released weights set to 0.
+    pub fn apply(&self, k: Knowledge) -> Knowledge {
+        Knowledge {
+            prior_weight: if self.prior_step.is_some() { 0.0 } else { k.prior_weight },
+            value_weight: if self.value_step.is_some() { 0.0 } else { k.value_weight },
+            ..k
+        }
+    }
+}
+
 /// Temperature of the capture prior: `p ∝ exp(victim value · CAPTURE_PRIOR_GAIN)`.
 const CAPTURE_PRIOR_GAIN: f32 = 0.5;
 
@@ -181,6 +231,18 @@ mod tests {
         assert!(!s.at(1000).is_active());
         let never = Knowledge { anneal_steps: 0, ..s };
         assert_eq!(never.at(1_000_000).value_weight, 0.5);
+    }
+
+    #[test]
+    fn a_release_zeroes_its_weight_and_keeps_the_other() {
+        let k = Knowledge { value_weight: 0.5, prior_weight: 1.0, anneal_steps: 1000, ..Knowledge::default() };
+        assert_eq!(BlendRelease::default().apply(k.at(100)), k.at(100));
+        let p = BlendRelease { prior_step: Some(50), value_step: None }.apply(k.at(100));
+        assert_eq!(p.prior_weight, 0.0);
+        assert!((p.value_weight - 0.45).abs() < 1e-6);
+        assert!(p.is_active());
+        let both = BlendRelease { prior_step: Some(50), value_step: Some(80) }.apply(k.at(100));
+        assert!(!both.is_active());
     }
 
     #[test]

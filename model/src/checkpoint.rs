@@ -15,7 +15,7 @@ use safetensors::tensor::{Dtype, SafeTensors, TensorView};
 use serde::{Deserialize, Serialize};
 use tch::{Device, Kind, Tensor};
 
-use vzero_mcts::Knowledge;
+use vzero_mcts::{BlendRelease, Knowledge};
 
 use crate::config::{NetConfig, PolicyHead};
 use crate::error::{io_err, ModelError, Result};
@@ -55,6 +55,9 @@ pub struct CheckpointMeta {
     /// (annealed weights at `step`); searches with this network use it by default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub knowledge: Option<Knowledge>,
+    /// Parts of the blend a measured switch released to the network (kept by a resumed run).
+    #[serde(default, skip_serializing_if = "BlendRelease::is_none")]
+    pub release: BlendRelease,
 }
 
 /// What the caller provides when saving.
@@ -68,6 +71,8 @@ pub struct CheckpointInfo {
     pub parent: Option<String>,
     /// Knowledge blend to record (see [`CheckpointMeta::knowledge`]).
     pub knowledge: Option<Knowledge>,
+    /// See [`CheckpointMeta::release`].
+    pub release: BlendRelease,
 }
 
 /// What the caller requires when loading. `net: Some(cfg)` additionally requires the
@@ -140,6 +145,7 @@ pub fn save(model: &Model, path: &Path, info: &CheckpointInfo) -> Result<Checkpo
         weights_bytes: bytes.len() as u64,
         weights_fnv1a64: format!("{:016x}", fnv1a64(&bytes)),
         knowledge: info.knowledge,
+        release: info.release,
     };
     let mut json =
         serde_json::to_vec_pretty(&meta).map_err(|e| ModelError::Config(e.to_string()))?;

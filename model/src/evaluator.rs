@@ -29,6 +29,7 @@ pub fn checkpoint_info(variant: Variant, step: u64, samples_seen: u64, parent: O
         samples_seen,
         parent,
         knowledge: None,
+        release: Default::default(),
     }
 }
 

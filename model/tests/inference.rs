@@ -343,6 +343,7 @@ fn fold_follows_training_steps_and_weight_loads() {
         samples_seen: 0,
         parent: None,
         knowledge: None,
+        release: Default::default(),
     };
     checkpoint::save(&other, &dir.join("other"), &info).unwrap();
     let mut model = model;

@@ -300,6 +300,7 @@ fn checkpoint_round_trip_is_bit_exact() {
         samples_seen: 24,
         parent: Some("s0".into()),
         knowledge: Some(vzero_mcts::Knowledge { value_weight: 0.375, prior_weight: 0.125, ..Default::default() }),
+        release: vzero_mcts::BlendRelease { prior_step: Some(2), value_step: None },
     };
     let meta = checkpoint::save(&model, &dir.join("s3"), &info).unwrap();
     assert!(dir.join("s3.json").exists() && dir.join("s3.safetensors").exists());
@@ -326,6 +327,7 @@ fn checkpoint_round_trip_is_bit_exact() {
         (3, 24, Some("s0"))
     );
     assert_eq!(meta2.knowledge, info.knowledge);
+    assert_eq!(meta2.release, info.release);
     let (_, _, legal) = inputs(&cfg, 8, 30, 4);
     let a = model
         .evaluate_lists(&planes, Some(&globals), &legal)

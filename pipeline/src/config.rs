@@ -70,6 +70,9 @@ pub struct RunConfig {
     /// Gauntlet of new checkpoints against baselines (off when absent).
     #[serde(default, skip_serializing_if = "gauntlet_off")]
     pub gauntlet: GauntletConfig,
+    /// The measured switch of the knowledge blend (off when absent; see [`crate::switch`]).
+    #[serde(default, skip_serializing_if = "switch_off")]
+    pub switch: crate::switch::SwitchConfig,
     /// Teacher workers beside self-play (`vzero train` only; none when absent): they label
     /// positions of the newest games, mixed into training by `[learn.external]`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -83,6 +86,10 @@ pub struct RunConfig {
 
 fn storage_unset(s: &vzero_data::StorageOptions) -> bool {
     *s == vzero_data::StorageOptions::default()
+}
+
+fn switch_off(s: &crate::switch::SwitchConfig) -> bool {
+    *s == crate::switch::SwitchConfig::default()
 }
 
 fn gauntlet_off(g: &GauntletConfig) -> bool {
@@ -128,6 +135,7 @@ impl RunConfig {
         self.selfplay.validate().map_err(anyhow::Error::msg)?;
         self.learn.validate()?;
         self.gauntlet.validate()?;
+        self.switch.validate()?;
         if let Some(t) = &self.teacher {
             t.validate()?;
         }
@@ -210,6 +218,7 @@ mod tests {
             (good.replace("[gauntlet]", "[gauntlet]\nwhen = 3"), "when"),
             (good.replace("games = 6", "games = 0"), "gauntlet.games"),
             (format!("{good}\n[teacher]\nspec = \"alphabeta:x\"\n"), "teacher.spec"),
+            (format!("{good}\n[switch]\nevery = 5\ngames = 1\n"), "switch.games"),
             (format!("{good}\n[teacher]\nspec = \"alphabeta:3\"\nworkers = 0\n"), "teacher.workers"),
             (format!("{good}\n[teacher]\nspec = \"alphabeta:3\"\nthreads = 1\n"), "threads"),
         ] {

@@ -16,7 +16,8 @@
 //! * [`Session`]: a run directory with its effective config; [`Session::train`] runs self-play
 //!   worker threads and the learner together (with gauntlets every `gauntlet.every`
 //!   generations, and [`teachers`] labelling the newest games when the config has a
-//!   `[teacher]`), [`Session::selfplay`] and [`Session::learn`] each half alone;
+//!   `[teacher]`, and [`switch`] checks that hand the blend's parts to the network once it
+//!   plays better alone), [`Session::selfplay`] and [`Session::learn`] each half alone;
 //! * progress, notes and gauntlet results come to the caller as [`Event`]s;
 //! * [`nnue_train`] and [`nnue_loop`]: Fairy-Stockfish NNUE nets trained on a run's positions,
 //!   and improved in rounds with a teacher engine that loads each new net;
@@ -29,6 +30,7 @@ pub mod nnue_loop;
 pub mod nnue_train;
 mod session;
 pub mod status;
+pub mod switch;
 pub mod teachers;
 
 pub use config::{NetShape, RunConfig, EMBEDDED};

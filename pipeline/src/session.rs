@@ -17,6 +17,7 @@ use vzero_selfplay::{run_worker, Stats, WorkerContext};
 use vzero_trainer::{LearnStatus, LearnSummary, Learner, StopReason};
 
 use crate::config::RunConfig;
+use crate::switch;
 use crate::teachers::Teachers;
 
 /// Where a run's config comes from, and the overrides of the command line.
@@ -240,13 +241,18 @@ impl Session {
         let minutes_before = if start_step == 0 { 0.0 } else { read_elo_csv(&elo_csv).unwrap_or_default().iter().map(|r| r.minutes).fold(0.0, f64::max) };
         let mut gauntlet_done = learner.generation();
         let mut latest_gauntlet: Option<GauntletSummary> = None;
+        // Switch checks: for generations published from now on, while a part of the blend is on.
+        let mut switch_done = learner.generation();
         loop {
             let step_limit = limits.steps.is_some_and(|s| learner.step() >= s);
             if !time_left() || games_done() || step_limit || workers.iter().all(|w| w.is_finished()) {
                 break;
             }
-            let done = gauntlet_done;
-            let due = |g: u64| every > 0 && g > done && g % every == 0;
+            let (done, checked) = (gauntlet_done, switch_done);
+            let blend_on = switch::next_part(&learner.knowledge()).is_some();
+            let gauntlet_due = |g: u64| every > 0 && g > done && g % every == 0;
+            let switch_due = |g: u64| blend_on && cfg.switch.due(g, checked);
+            let due = |g: u64| gauntlet_due(g) || switch_due(g);
             let step = Cell::new(learner.step());
             let generation = Cell::new(learner.generation());
             // Stops right after publishing a generation that is due for a gauntlet (the learner
@@ -273,7 +279,13 @@ impl Session {
                     break;
                 }
             };
-            if due(learner.generation()) {
+            if switch_due(learner.generation()) {
+                // Self-play goes on in its threads meanwhile; the learner waits.
+                switch_done = learner.generation();
+                on(Event::Progress(&format!("{} | {} (switch check of {})", played(), last_learn, learner.network())));
+                self.switch_check(&mut learner, on);
+            }
+            if gauntlet_due(learner.generation()) {
                 // Self-play goes on in its threads meanwhile; the learner waits.
                 gauntlet_done = learner.generation();
                 let ckpt = run.checkpoints_dir().join(format!("{}.json", learner.network()));
@@ -287,7 +299,7 @@ impl Session {
                     }
                     Err(e) => on(Event::Note(&format!("warning: gauntlet of {} failed: {e:#}", learner.network()))),
                 }
-            } else if summary.stop == StopReason::NeedData {
+            } else if summary.stop == StopReason::NeedData && !switch_due(learner.generation()) {
                 warnings(&mut *on);
                 on(Event::Progress(&format!("{} | {} (waiting for data)", played(), last_learn)));
                 std::thread::sleep(Duration::from_millis(500));
@@ -347,6 +359,23 @@ impl Session {
         Ok(SelfplaySummary { selfplay: selfplay_line(&stats) })
     }
 
+    /// Plays the switch check of the learner's newest checkpoint (the next part of its blend
+    /// against the network alone), releases the part when the network wins it, and reports it
+    /// as a note (a failed check is a warning: training goes on with the blend).
+    fn switch_check(&self, learner: &mut Learner, on: &mut dyn FnMut(Event<'_>)) {
+        let Some(part) = switch::next_part(&learner.knowledge()) else { return };
+        let ckpt = self.run.checkpoints_dir().join(format!("{}.json", learner.network()));
+        match switch::run_check(&self.run, self.variant, &ckpt, learner.step(), part, &self.cfg.switch, learner.generation()) {
+            Ok(c) => {
+                if c.released {
+                    learner.release(part);
+                }
+                on(Event::Note(&c.line()));
+            }
+            Err(e) => on(Event::Note(&format!("warning: switch check of {} failed: {e:#}", learner.network()))),
+        }
+    }
+
     /// Training alone, on the data that self-play processes (and `vzero import` / `vzero
     /// label`) write into the run, polling for more, until the time or step limit (or
     /// forever). Publishes a final checkpoint.
@@ -361,11 +390,29 @@ impl Session {
         on(Event::Progress("waiting for data"));
         let step = Cell::new(learner.step());
         let keep_going = || limits.minutes.is_none_or(|m| start.elapsed().as_secs_f64() < m * 60.0) && limits.steps.is_none_or(|s| step.get() < s);
-        let summary = learner.run_polling(&keep_going, Duration::from_millis(500), &mut |s: &LearnStatus| {
-            step.set(s.step);
-            counters.set(s.step, s.generation);
-            on(Event::Progress(&learn_line(s)));
-        })?;
+        // Switch checks, as in `train`: for generations published from now on.
+        let mut switch_done = learner.generation();
+        let mut published = Vec::new();
+        let summary = loop {
+            let checked = switch_done;
+            let blend_on = switch::next_part(&learner.knowledge()).is_some();
+            let generation = Cell::new(learner.generation());
+            let switch_due = |g: u64| blend_on && self.cfg.switch.due(g, checked);
+            let mut summary = learner.run_polling(&|| keep_going() && !switch_due(generation.get()), Duration::from_millis(500), &mut |s: &LearnStatus| {
+                step.set(s.step);
+                generation.set(s.generation);
+                counters.set(s.step, s.generation);
+                on(Event::Progress(&learn_line(s)));
+            })?;
+            published.append(&mut summary.published);
+            if keep_going() && switch_due(learner.generation()) {
+                switch_done = learner.generation();
+                self.switch_check(&mut learner, on);
+                continue;
+            }
+            summary.published = published;
+            break summary;
+        };
         learner.publish()?;
         counters.set(learner.step(), learner.generation());
         Ok(LearnOutcome { steps: learner.step() - start_step, step: learner.step(), generation: learner.generation(), summary })

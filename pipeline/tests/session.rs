@@ -46,3 +46,70 @@ fn a_session_trains_selfplays_and_learns_without_the_cli() {
     let e = Session::open(&run, &ConfigChoice { variant: Some("shogun".into()), ..Default::default() }).err().unwrap().to_string();
     assert!(e.contains("shogun"), "{e}");
 }
+
+#[test]
+fn switch_checks_are_recorded_and_a_release_holds_in_every_later_checkpoint() {
+    // measured checks (55% needed), and checks that always release (a score of 0 is enough)
+    for min_score in [0.55, 0.0] {
+        switch_run(min_score);
+    }
+}
+
+fn switch_run(min_score: f64) {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("switch.toml");
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/tests/tiny-empire.toml")).unwrap();
+    std::fs::write(
+        &cfg,
+        format!("{text}\n[learn.knowledge]\nvalue_weight = 0.5\nprior_weight = 1.0\nanneal_steps = 100000\n\n[switch]\nevery = 1\ngames = 2\nsims = 4\nmax_plies = 40\nmin_score = {min_score:?}\n"),
+    )
+    .unwrap();
+    let run = dir.path().join("run");
+    let session = Session::open(&run, &ConfigChoice { file: Some(cfg), ..Default::default() }).unwrap();
+    let mut notes = Vec::new();
+    let mut note = |e: Event<'_>| {
+        if let Event::Note(n) = e {
+            notes.push(n.to_string())
+        }
+    };
+    // (a time limit: the learner publishes generations, and checks them, while self-play runs)
+    let t = session.train(&Limits { minutes: Some(0.15), ..Default::default() }, &mut note).unwrap();
+    let csv = std::fs::read_to_string(run.join("arena/switch.csv")).unwrap();
+    let checks = csv.lines().count() - 1;
+    assert!(checks > 0, "{csv}");
+    let open = csv.matches(",true").count() < 2;
+    // `vzero learn` (a learner beside self-play processes) checks too
+    session.selfplay(&Limits { games: Some(2), minutes: Some(2.0), ..Default::default() }, &mut |_| {}).unwrap();
+    session.learn(&Limits { steps: Some(t.step + 6), minutes: Some(1.0), ..Default::default() }, &mut note).unwrap();
+    let csv = std::fs::read_to_string(run.join("arena/switch.csv")).unwrap();
+    assert_eq!(csv.lines().count() - 1 > checks, open, "{csv}");
+    let rows: Vec<Vec<String>> = csv.lines().skip(1).map(|l| l.split(',').map(String::from).collect()).collect();
+    assert!(!rows.is_empty(), "{notes:?}");
+    assert_eq!(rows.len(), notes.iter().filter(|n| n.starts_with("switch check of ")).count(), "{notes:?}");
+    // the prior is tested until it is released, then the value
+    let released_prior = rows.iter().find(|r| r[2] == "prior" && r[6] == "true").map(|r| r[1].parse::<u64>().unwrap());
+    if min_score == 0.0 {
+        assert_eq!(rows[0][6], "true", "{csv}");
+        assert!(rows.len() >= 2 && rows[1][2] == "value" && rows[1][6] == "true", "{csv}");
+        assert_eq!(rows.len(), 2, "nothing left to check after both parts, in train or learn: {csv}");
+    }
+    for r in &rows {
+        assert_eq!(r[3..6].iter().map(|x| x.parse::<u32>().unwrap()).sum::<u32>(), 2, "{r:?}");
+        let step: u64 = r[1].parse().unwrap();
+        let expect = if released_prior.is_some_and(|s| step > s) { "value" } else { "prior" };
+        assert_eq!(r[2], expect, "{csv}");
+    }
+    // every checkpoint published after the release records the learned policy alone
+    let dir_ck = run.join("checkpoints");
+    for e in std::fs::read_dir(&dir_ck).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "json") {
+            let meta = vzero_model::checkpoint::read_meta(&p).unwrap();
+            let prior = meta.knowledge.map_or(0.0, |k| k.prior_weight);
+            match released_prior {
+                Some(s) if meta.step > s => assert_eq!((prior, meta.release.prior_step), (0.0, Some(s)), "{}", p.display()),
+                _ => assert!(prior > 0.9 && meta.release.prior_step.is_none(), "{}", p.display()),
+            }
+        }
+    }
+}

@@ -10,6 +10,7 @@ use vzero_data::{checkpoint_name, ChunkExpect, Lease, ReplayWindow, RowBlock, Ru
 use vzero_encoding::{InputEncoder, MoveEncoder, ENCODING_VERSION};
 use vzero_model::checkpoint::{self, Expected};
 use vzero_model::{AuxTargets, Losses, ModelError, Model, NetConfig, Optimizer, PolicyTargets, TrainBatch, TrainConfig, Trainer};
+use vzero_mcts::{BlendPart, BlendRelease, Knowledge};
 use vzero_rules::Variant;
 
 use crate::config::LearnConfig;
@@ -90,6 +91,9 @@ pub struct Learner {
     lease: Lease,
     /// This process's TensorBoard event file (each metrics row, gauntlet Elo).
     events: LearnerEvents,
+    /// Parts of the knowledge blend a measured switch released (from the resumed checkpoint
+    /// on; [`Learner::release`]).
+    release: BlendRelease,
 }
 
 /// The losses summed between two metrics rows: total, policy, value, moves-left, then the
@@ -195,11 +199,11 @@ impl Learner {
                 Err(e) => eprintln!("warning: skipping unreadable checkpoint: {e}"),
             }
         }
-        let (model, step, samples_seen, generation, network, fresh) = match resumed {
-            Some((model, meta, entry)) => (model, meta.step, meta.samples_seen, entry.generation, entry.name(), false),
+        let (model, step, samples_seen, generation, network, fresh, release) = match resumed {
+            Some((model, meta, entry)) => (model, meta.step, meta.samples_seen, entry.generation, entry.name(), false, meta.release),
             None => {
                 let model = vzero_model::fresh_model(variant, net, device, cfg.seed)?;
-                (model, 0, 0, 0, checkpoint_name(0, 0), true)
+                (model, 0, 0, 0, checkpoint_name(0, 0), true, BlendRelease::default())
             }
         };
         let opt = match cfg.optimizer.as_str() {
@@ -265,6 +269,7 @@ impl Learner {
             aux_columns,
             lease,
             events: LearnerEvents::new(run, step),
+            release,
         };
         if fresh {
             l.publish_checkpoint(None)?;
@@ -274,6 +279,28 @@ impl Learner {
 
     pub fn step(&self) -> u64 {
         self.step
+    }
+
+    /// The knowledge blend the next checkpoint records: the config's, annealed to the current
+    /// step, less what a switch released.
+    pub fn knowledge(&self) -> Knowledge {
+        self.release.apply(self.cfg.knowledge.at(self.step))
+    }
+
+    /// What measured switches have released so far.
+    pub fn released(&self) -> BlendRelease {
+        self.release
+    }
+
+    /// Releases a part of the blend to the network from the current step on (a no-op for a
+    /// part already released): the next checkpoint, and every one after, records its weight
+    /// as 0, and self-play searches with it once they load that checkpoint.
+    pub fn release(&mut self, part: BlendPart) {
+        let slot = match part {
+            BlendPart::Prior => &mut self.release.prior_step,
+            BlendPart::Value => &mut self.release.value_step,
+        };
+        slot.get_or_insert(self.step);
     }
 
     pub fn generation(&self) -> u64 {
@@ -355,8 +382,9 @@ impl Learner {
         let generation = if parent.is_some() { self.generation + 1 } else { self.generation };
         let name = checkpoint_name(generation, self.step);
         let mut info = vzero_model::checkpoint_info(self.rules_variant, self.step, self.samples_seen, parent);
-        let knowledge = self.cfg.knowledge.at(self.step);
+        let knowledge = self.knowledge();
         info.knowledge = knowledge.is_active().then_some(knowledge);
+        info.release = self.release;
         let stem = self.run.checkpoints_dir().join(&name);
         checkpoint::save(&self.model, &stem, &info).with_context(|| format!("publishing checkpoint {name}"))?;
         // On object storage: the weights first, the metadata (which makes it a checkpoint) last,

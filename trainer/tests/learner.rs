@@ -311,6 +311,44 @@ fn checkpoints_record_the_annealed_knowledge_blend() {
 }
 
 #[test]
+fn a_released_part_of_the_blend_stays_released_in_later_checkpoints_and_after_a_resume() {
+    let (_dir, run) = run_with_two_chunks();
+    let (v, net) = (variant(), tiny_net(variant()));
+    let mut c = cfg();
+    c.publish_every = 10;
+    c.knowledge = vzero_mcts::Knowledge { value_weight: 0.5, prior_weight: 1.0, anneal_steps: 1000, ..Default::default() };
+    let meta = |name: &str| vzero_model::checkpoint::read_meta(&run.checkpoints_dir().join(name)).unwrap();
+    {
+        let mut l = Learner::open(&run, v, &net, c.clone(), Device::Cpu).unwrap();
+        let n = Cell::new(0);
+        l.run(&|| { n.set(n.get() + 1); n.get() <= 10 }, &mut |_| {}).unwrap();
+        assert!(l.released().is_none());
+        l.release(vzero_mcts::BlendPart::Prior);
+        l.release(vzero_mcts::BlendPart::Prior); // a second release keeps the first step
+        assert_eq!(l.released().prior_step, Some(10));
+        let n = Cell::new(0);
+        l.run(&|| { n.set(n.get() + 1); n.get() <= 10 }, &mut |_| {}).unwrap();
+    }
+    let before = meta("gen-000001-step-000000010.json");
+    assert_eq!(before.knowledge.unwrap().prior_weight, 0.99, "published before the release");
+    assert!(before.release.is_none());
+    let after = meta("gen-000002-step-000000020.json");
+    let k = after.knowledge.unwrap();
+    assert_eq!(k.prior_weight, 0.0);
+    assert!((k.value_weight - 0.49).abs() < 1e-6, "the value part still anneals: {k:?}");
+    assert_eq!(after.release.prior_step, Some(10));
+    // a resumed learner keeps the release, and its searches use the learned policy
+    let mut l = Learner::open(&run, v, &net, c, Device::Cpu).unwrap();
+    assert_eq!(l.released().prior_step, Some(10));
+    let n = Cell::new(0);
+    l.run(&|| { n.set(n.get() + 1); n.get() <= 10 }, &mut |_| {}).unwrap();
+    let last = meta("gen-000003-step-000000030.json");
+    assert_eq!((last.knowledge.unwrap().prior_weight, last.release.prior_step), (0.0, Some(10)));
+    let (evaluator, _) = vzero_model::NetEvaluator::load(&run.checkpoints_dir().join("gen-000003-step-000000030.json"), v, Device::Cpu).unwrap();
+    assert_eq!(evaluator.knowledge().prior_weight, 0.0);
+}
+
+#[test]
 fn aux_heads_learn_from_chunks_log_their_losses_and_must_match_on_resume() {
     let (_dir, run) = run_with_two_chunks();
     let v = variant();
