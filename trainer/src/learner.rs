@@ -478,6 +478,7 @@ impl Learner {
                 let (entropy, accuracy) = self.batch_metrics()?;
                 let n = acc_n.max(1) as f64;
                 let mean = losses_from_parts(acc.map(|a| a / n));
+                self.add_external_columns()?;
                 let row = MetricsRow {
                     step: self.step,
                     samples: self.samples_seen,
@@ -524,6 +525,25 @@ impl Learner {
             published.push(self.publish()?);
         }
         Ok(self.summary(stop, start, start_step, start_samples, published, last))
+    }
+
+    /// Adds the `external_rows,external_share` columns to metrics.csv once external rows are in
+    /// the window after the learner opened (teacher workers write them while it trains):
+    /// earlier rows get 0, and the file is rewritten with the new header.
+    fn add_external_columns(&mut self) -> Result<()> {
+        if self.window.external_rows() == 0 || self.aux_columns.iter().any(|c| EXTERNAL_COLUMNS.contains(c)) {
+            return Ok(());
+        }
+        self.aux_columns.extend(EXTERNAL_COLUMNS);
+        if !self.history.is_empty() {
+            for r in &mut self.history {
+                r.aux_losses.extend(EXTERNAL_COLUMNS.map(|c| (c, 0.0)));
+            }
+            self.lease.check()?;
+            rewrite_metrics(&self.run.metrics_csv(), &self.history, &self.aux_columns)?;
+            self.run.publish(&self.run.metrics_csv())?;
+        }
+        Ok(())
     }
 
     /// What a call of `run` did since `start`.

@@ -63,6 +63,13 @@ fn teacher_workers_label_positions_of_the_newest_games_while_the_run_trains() {
             "{p:?} is not a position of the run's games"
         );
     }
+    // metrics.csv gains the external columns when the first labels arrive, every row as wide
+    // as the header
+    let metrics = std::fs::read_to_string(run.join("metrics.csv")).unwrap();
+    let header = metrics.lines().next().unwrap();
+    assert!(header.contains("external_rows") && header.contains("external_share"), "{header}");
+    let width = header.split(',').count();
+    assert!(metrics.lines().all(|l| l.split(',').count() == width), "{metrics}");
     // the stored config keeps the section, and `vzero status` / `check` accept the run
     let stored = std::fs::read_to_string(run.join("config.toml")).unwrap();
     assert!(stored.contains("[teacher]") && stored.contains("alphabeta:1"), "{stored}");
