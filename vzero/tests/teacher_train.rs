@@ -106,7 +106,7 @@ fn a_crashing_or_hanging_teacher_is_restarted_and_the_run_goes_on() {
     let cfg = dir.join("flaky.toml");
     std::fs::write(&cfg, tiny_config("", &format!("[teacher]\nspec = \"{spec}\"\nbatch = 8\npoll_seconds = 0.2\n"))).unwrap();
     let run = dir.join("run");
-    let (code, out, err) = vzero(&["train", "--config", cfg.to_str().unwrap(), "--run", run.to_str().unwrap(), "--games", "24", "--minutes", "3", "--quiet"]);
+    let (code, out, err) = vzero(&["train", "--config", cfg.to_str().unwrap(), "--run", run.to_str().unwrap(), "--games", "40", "--minutes", "3", "--quiet"]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("trained "), "{out}");
     let starts: u32 = std::fs::read_to_string(&count).unwrap().trim().parse().unwrap();
