@@ -181,7 +181,7 @@ impl Worker {
         let mut failed = 0u32;
         while !self.stop.load(Ordering::Relaxed) {
             let outcome = self.next_chunk().context("listing the run's chunks").and_then(|c| match c {
-                Some(chunk) => self.label(&chunk).map(|()| true),
+                Some((path, chunk)) => self.label(&path, &chunk).map(|()| true),
                 None => Ok(false),
             });
             match outcome {
@@ -206,8 +206,8 @@ impl Worker {
         }
     }
 
-    /// The newest self-play chunk no worker has taken yet (taking it).
-    fn next_chunk(&self) -> Result<Option<PathBuf>> {
+    /// The newest self-play chunk no worker has taken yet (taking it), opened.
+    fn next_chunk(&self) -> Result<Option<(PathBuf, Chunk)>> {
         let chunks = self.run.list_chunks()?;
         for path in chunks.into_iter().rev() {
             let mut taken = self.taken.lock().unwrap_or_else(|e| e.into_inner());
@@ -216,18 +216,20 @@ impl Worker {
             }
             drop(taken);
             // unreadable chunks are the learner's and `vzero check`'s business: skipped here
-            if Chunk::open(&path).is_ok_and(|c| c.meta.source == Source::SelfPlay) {
-                return Ok(Some(path));
+            if let Ok(c) = Chunk::open(&path) {
+                if c.meta.source == Source::SelfPlay {
+                    return Ok(Some((path, c)));
+                }
             }
         }
         Ok(None)
     }
 
     /// Labels up to `batch` positions of the games of `chunk` into one label chunk.
-    fn label(&self, chunk: &std::path::Path) -> Result<()> {
-        let name = chunk.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let records = Chunk::open(chunk).and_then(|c| c.games()).with_context(|| format!("reading the games of {name}"))?;
-        let seed = name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3));
+    fn label(&self, path: &std::path::Path, chunk: &Chunk) -> Result<()> {
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let records = chunk.games().with_context(|| format!("reading the games of {name}"))?;
+        let seed = vzero_model::checkpoint::fnv1a64(name.as_bytes());
         let (positions, _) = positions_from_records(self.variant, records, self.cfg.batch, seed);
         if positions.is_empty() {
             return Ok(());
