@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! spec      := random | greedy | alphabeta[:DEPTH] | mcts[:SIMS][:knowledge] | net:PATH[:gumbel][:SIMS]{:NETOPT}
-//!            | uci:CMD{:OPTION}
+//!            | uci:CMD{:OPTION} | fsf{:OPTION}
 //! NETOPT    := kv=W | kp=W | batch=N
 //! OPTION    := nodes=N | movetime=MS | opt=NAME=VALUE | variantpath=PATH | name=LABEL | timeout=MS
 //! ```
@@ -29,6 +29,12 @@
 //!   (`go movetime MS`), `opt=Name=Value` (`setoption`, repeatable), `variantpath=PATH`
 //!   (`setoption name VariantPath`), `name=LABEL` (name in results and PGN),
 //!   `timeout=MS` (extra time allowed per move before the engine forfeits, default 10000).
+//! * `fsf` — Fairy-Stockfish: `uci:` with the program `$VZERO_FSF` (else `fairy-stockfish` on
+//!   the `PATH`) and vzero's own definitions of empire and shogun (`scripts/fsf/variants.ini`,
+//!   built in) unless `variantpath=` is given; e.g. `fsf:nodes=1` or `fsf:movetime=100`. Those
+//!   definitions follow the rules (they pass `scripts/fsf_diff.py`), not Fairy-Stockfish's own
+//!   piece types (empire's soldier is a custom piece there), so an NNUE net made for
+//!   Fairy-Stockfish's `src/variants.ini` needs `variantpath=` that file.
 //!
 //! A player's display name is the spec itself unless `name=` is given (for `net:` the file stem
 //! replaces the path).
@@ -131,8 +137,9 @@ impl PlayerSpec {
                 PlayerSpec::Net { path, sims, gumbel, options }
             }
             "uci" => PlayerSpec::Uci(UciEngineSpec::parse(rest)?),
+            "fsf" => PlayerSpec::Uci(UciEngineSpec::parse_fsf(rest)?),
             _ => bail!(
-                "unknown player '{spec}': expected random, greedy, alphabeta[:D], mcts[:N], net:PATH[:N], net:PATH:gumbel[:N] or uci:CMD[:options]"
+                "unknown player '{spec}': expected random, greedy, alphabeta[:D], mcts[:N], net:PATH[:N], net:PATH:gumbel[:N], uci:CMD[:options] or fsf[:options]"
             ),
         })
     }

@@ -15,6 +15,56 @@ use vzero_rules::{Game, Move, Position, Variant};
 use crate::player::Player;
 use crate::think::Score;
 
+/// Fairy-Stockfish's variant definitions (`setoption name VariantPath`) for an engine.
+#[derive(Clone, Debug, PartialEq)]
+pub enum VariantIni {
+    /// A file the user names.
+    File(String),
+    /// vzero's own definitions of its Fairy-Stockfish variants (empire, shogun:
+    /// `scripts/fsf/variants.ini`, built into the binary), written once to the temporary directory.
+    Vzero,
+}
+
+/// vzero's Fairy-Stockfish definitions of empire and shogun, as in `scripts/fsf/variants.ini`.
+pub const VZERO_VARIANTS_INI: &str = include_str!("../../scripts/fsf/variants.ini");
+
+impl VariantIni {
+    /// Whether vzero's own definitions ([`VZERO_VARIANTS_INI`]) define `variant`.
+    pub fn defines_vzero(variant: &str) -> bool {
+        VZERO_VARIANTS_INI.lines().any(|l| l.strip_prefix('[').and_then(|l| l.split([':', ']']).next()) == Some(variant))
+    }
+
+    /// The path to give the engine (for [`VariantIni::Vzero`], the file written on first use:
+    /// named after its content's hash, written to a temporary name and renamed, so concurrent
+    /// engines never read half a file).
+    pub fn path(&self) -> Result<String> {
+        match self {
+            VariantIni::File(p) => Ok(p.clone()),
+            VariantIni::Vzero => {
+                let hash = vzero_model::checkpoint::fnv1a64(VZERO_VARIANTS_INI.as_bytes());
+                let path = std::env::temp_dir().join(format!("vzero-fsf-variants-{hash:016x}.ini"));
+                if std::fs::read(&path).map_or(true, |b| b != VZERO_VARIANTS_INI.as_bytes()) {
+                    let tmp = path.with_extension(format!("ini.tmp{}", std::process::id()));
+                    std::fs::write(&tmp, VZERO_VARIANTS_INI).with_context(|| format!("writing {}", tmp.display()))?;
+                    std::fs::rename(&tmp, &path).with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))?;
+                }
+                Ok(path.to_string_lossy().into_owned())
+            }
+        }
+    }
+}
+
+/// The command `fsf` runs: `$VZERO_FSF` (split on whitespace, like `uci:CMD`) when set, else
+/// `fairy-stockfish` on the `PATH`.
+pub fn fsf_command() -> Vec<String> {
+    let cmd: Vec<String> = std::env::var("VZERO_FSF").unwrap_or_default().split_whitespace().map(str::to_string).collect();
+    if cmd.is_empty() {
+        vec!["fairy-stockfish".to_string()]
+    } else {
+        cmd
+    }
+}
+
 /// How an external engine is started and driven.
 #[derive(Clone, Debug, PartialEq)]
 pub struct UciEngineSpec {
@@ -27,7 +77,7 @@ pub struct UciEngineSpec {
     /// `setoption name N value V`, in order.
     pub options: Vec<(String, String)>,
     /// `setoption name VariantPath value P`.
-    pub variant_path: Option<String>,
+    pub variant_path: Option<VariantIni>,
     /// Display name (default: `uci:<program file name>`).
     pub label: Option<String>,
     /// Extra time per move before the engine forfeits, and the limit for `uciok`/`readyok`.
@@ -43,12 +93,35 @@ impl UciEngineSpec {
         if command.is_empty() {
             bail!("uci:CMD needs a command");
         }
+        Self::with_options(command, None, parts)
+    }
+
+    /// Parses the part after `fsf` (`fsf:nodes=100`, or `fsf` alone): Fairy-Stockfish as
+    /// [`fsf_command`] finds it, with vzero's variant definitions unless `variantpath=` names
+    /// others, and the display name `fsf` plus the limit.
+    pub fn parse_fsf(s: &str) -> Result<UciEngineSpec> {
+        let parts = s.split(':').filter(|p| !p.is_empty());
+        let mut spec = Self::with_options(fsf_command(), Some(VariantIni::Vzero), parts)?;
+        if spec.label.is_none() {
+            let mut n = "fsf".to_string();
+            if let Some(x) = spec.nodes {
+                n += &format!(":nodes={x}");
+            }
+            if let Some(x) = spec.movetime {
+                n += &format!(":movetime={x}");
+            }
+            spec.label = Some(n);
+        }
+        Ok(spec)
+    }
+
+    fn with_options<'a>(command: Vec<String>, variant_path: Option<VariantIni>, parts: impl Iterator<Item = &'a str>) -> Result<UciEngineSpec> {
         let mut spec = UciEngineSpec {
             command,
             nodes: None,
             movetime: None,
             options: Vec::new(),
-            variant_path: None,
+            variant_path,
             label: None,
             timeout: Duration::from_secs(10),
         };
@@ -62,7 +135,7 @@ impl UciEngineSpec {
                     let (n, val) = v.split_once('=').ok_or_else(|| anyhow!("uci opt=NAME=VALUE, got 'opt={v}'"))?;
                     spec.options.push((n.to_string(), val.to_string()));
                 }
-                "variantpath" => spec.variant_path = Some(v.to_string()),
+                "variantpath" => spec.variant_path = Some(VariantIni::File(v.to_string())),
                 "name" => spec.label = Some(v.to_string()),
                 _ => bail!("unknown uci option '{k}' (nodes, movetime, opt, variantpath, name, timeout)"),
             }
@@ -109,7 +182,13 @@ impl UciEngine {
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
-            .with_context(|| format!("cannot run '{}'", spec.command.join(" ")))?;
+            .with_context(|| {
+                let hint = match spec.variant_path {
+                    Some(VariantIni::Vzero) => " (fsf: set VZERO_FSF to a Fairy-Stockfish binary built with largeboards=yes, or put fairy-stockfish on the PATH)",
+                    _ => "",
+                };
+                format!("cannot run '{}'{hint}", spec.command.join(" "))
+            })?;
         let stdin = child.stdin.take().expect("piped");
         let stdout = child.stdout.take().expect("piped");
         let (tx, rx) = channel();
@@ -124,7 +203,11 @@ impl UciEngine {
         let mut e = UciEngine { spec: spec.clone(), name: spec.name(), child, stdin, lines: rx, variant };
         e.send("uci")?;
         e.wait_for(|l| l == "uciok", spec.timeout)?;
-        if let Some(p) = &spec.variant_path {
+        if let Some(ini) = &spec.variant_path {
+            if *ini == VariantIni::Vzero && variant.name() != "chess" && !VariantIni::defines_vzero(variant.name()) {
+                bail!("vzero's Fairy-Stockfish definitions hold empire and shogun, not {}: give variantpath= a file that defines it", variant.name());
+            }
+            let p = ini.path()?;
             e.send(&format!("setoption name VariantPath value {p}"))?;
         }
         if variant.name() != "chess" {

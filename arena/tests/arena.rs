@@ -2,7 +2,7 @@
 
 use vzero_arena::elo::{elo_from_score, MatchStats, SprtConfig, SprtDecision, Z95};
 use vzero_arena::matches::{pgn_record, write_pgn};
-use vzero_arena::{compute_ratings, parse_pgn, run_match, GameRecord, MatchConfig, PlayerSpec};
+use vzero_arena::{compute_ratings, fsf_command, parse_pgn, run_match, GameRecord, MatchConfig, PlayerSpec, UciEngine, UciEngineSpec, VariantIni, VZERO_VARIANTS_INI};
 use vzero_rules::{Game, Outcome, Reason, Variant};
 
 fn stats(w: u32, d: u32, l: u32) -> MatchStats {
@@ -197,10 +197,29 @@ fn spec_grammar() {
             assert_eq!(u.command, ["fairy-stockfish", "--x"]);
             assert_eq!(u.nodes, Some(500));
             assert_eq!(u.options, [("Hash".to_string(), "16".to_string())]);
-            assert_eq!(u.variant_path.as_deref(), Some("v.ini"));
+            assert_eq!(u.variant_path, Some(VariantIni::File("v.ini".into())));
             assert_eq!(u.name(), "fsf");
         }
         s => panic!("{s:?}"),
+    }
+    // fsf: Fairy-Stockfish from $VZERO_FSF or the PATH, with vzero's variant definitions
+    match PlayerSpec::parse("fsf:nodes=1").unwrap() {
+        PlayerSpec::Uci(u) => {
+            assert_eq!(u.command, fsf_command());
+            assert_eq!((u.nodes, u.variant_path.clone()), (Some(1), Some(VariantIni::Vzero)));
+            assert_eq!(u.name(), "fsf:nodes=1");
+        }
+        s => panic!("{s:?}"),
+    }
+    match PlayerSpec::parse("fsf:movetime=100:variantpath=my.ini:name=F").unwrap() {
+        PlayerSpec::Uci(u) => {
+            assert_eq!((u.movetime, u.variant_path.clone(), u.name()), (Some(100), Some(VariantIni::File("my.ini".into())), "F".to_string()));
+        }
+        s => panic!("{s:?}"),
+    }
+    assert_eq!(PlayerSpec::parse("fsf").unwrap().name(), "fsf:nodes=1000");
+    for bad in ["fsf:bogus=1", "fsf:nodes=x"] {
+        assert!(PlayerSpec::parse(bad).is_err(), "{bad}");
     }
     for bad in ["", "randomx", "random:1", "mcts:0", "mcts:x", "mcts:64:bogus", "net:x:64:kv=2", "net:x:64:batch=0", "net:x:64:foo=1", "net:x:kv=0.5:64", "net", "uci:", "uci:x:bogus=1", "alphabeta:99"] {
         assert!(PlayerSpec::parse(bad).is_err(), "{bad}");
@@ -208,6 +227,35 @@ fn spec_grammar() {
     // a missing engine is an error at build time, not a panic
     let v = Variant::builtin("empire").unwrap();
     assert!(PlayerSpec::parse("uci:/nonexistent/engine").unwrap().build(v, 0).is_err());
+}
+
+#[test]
+fn vzero_variant_definitions_are_written_whole_for_fairy_stockfish() {
+    // the built-in definitions define the two variants Fairy-Stockfish plays for vzero, and the
+    // file handed to the engine is exactly them (also when it is asked for again)
+    for v in ["empire", "shogun"] {
+        assert!(VariantIni::defines_vzero(v), "{v}");
+    }
+    for v in ["spqr", "empire-faceoff", "shogun-auto", "empir"] {
+        assert!(!VariantIni::defines_vzero(v), "{v}");
+    }
+    let a = VariantIni::Vzero.path().unwrap();
+    assert_eq!(std::fs::read_to_string(&a).unwrap(), VZERO_VARIANTS_INI);
+    assert_eq!(VariantIni::Vzero.path().unwrap(), a);
+    assert_eq!(VariantIni::File("x.ini".into()).path().unwrap(), "x.ini");
+    // an engine given vzero's definitions for a variant they do not hold is refused at its start,
+    // naming the variant (a shell that answers the handshake stands in for the engine)
+    let spec = UciEngineSpec {
+        command: ["sh", "-c", "echo uciok; cat > /dev/null"].map(String::from).to_vec(),
+        nodes: Some(1),
+        movetime: None,
+        options: Vec::new(),
+        variant_path: Some(VariantIni::Vzero),
+        label: None,
+        timeout: std::time::Duration::from_secs(5),
+    };
+    let e = UciEngine::start(&spec, Variant::builtin("spqr").unwrap()).err().unwrap();
+    assert!(format!("{e:#}").contains("not spqr"), "{e:#}");
 }
 
 #[test]

@@ -14,7 +14,7 @@ use vzero_rules::Variant;
 /// Arguments of `vzero match`.
 #[derive(Args, Debug)]
 pub struct MatchArgs {
-    /// First player (spec: random, greedy, alphabeta[:D], mcts[:N], net:PATH[:N], net:PATH:gumbel[:N], uci:CMD[:opts]).
+    /// First player (spec: random, greedy, alphabeta[:D], mcts[:N], net:PATH[:N], net:PATH:gumbel[:N], uci:CMD[:opts], fsf[:opts]).
     pub a: String,
     /// Second player (same grammar).
     pub b: String,
