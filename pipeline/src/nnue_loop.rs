@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use vzero_data::RunDir;
 use vzero_rules::Variant;
-use vzero_arena::{run_match, MatchConfig, MatchReport, PlayerSpec};
+use vzero_arena::{run_match, MatchConfig, MatchReport, PlayerSpec, VariantIni};
 use vzero_teacher::{play_games, PlayOptions, PlaySummary};
 
 use crate::nnue_train::{export_nnue, nnue_lease, train_nnue_held, NnueTrainOptions};
@@ -46,7 +46,7 @@ pub const CLASSICAL: &str = "classical";
 /// How the loop runs.
 #[derive(Clone, Debug)]
 pub struct LoopOptions {
-    /// The teacher spec (`uci:/path/to/fairy-stockfish:variantpath=…:nodes=…`); the loop adds
+    /// The teacher spec (`fsf:nodes=…` or `uci:/path/to/fairy-stockfish:variantpath=…:nodes=…`); the loop adds
     /// `opt=EvalFile=<net>` once a net is published.
     pub teacher: String,
     /// Teacher processes playing at once.
@@ -77,10 +77,7 @@ impl LoopOptions {
     /// workers, minutes that are not positive, training options no training runs with, a
     /// variant Fairy-Stockfish cannot hold.
     pub fn check(&self, variant: Variant) -> Result<()> {
-        if !self.teacher.starts_with("uci:") {
-            bail!("the loop's teacher must be a UCI engine that loads NNUE nets (uci:/path/to/fairy-stockfish:variantpath=…), not '{}'", self.teacher);
-        }
-        PlayerSpec::parse(&self.teacher).with_context(|| format!("teacher '{}'", self.teacher))?;
+        check_teacher(&self.teacher)?;
         if self.workers == 0 {
             bail!("--workers must be at least 1");
         }
@@ -233,6 +230,23 @@ fn write_nets(run: &RunDir, rows: &[NetRow]) -> Result<()> {
     Ok(())
 }
 
+/// Refuses a loop teacher that cannot load the loop's nets: not a UCI engine, or Fairy-Stockfish
+/// with vzero's own variant definitions (`fsf` without `variantpath=`), whose piece types differ
+/// from Fairy-Stockfish's own ones that NNUE nets are made for.
+fn check_teacher(teacher: &str) -> Result<()> {
+    let spec = PlayerSpec::parse(teacher).with_context(|| format!("teacher '{teacher}'"))?;
+    match spec {
+        PlayerSpec::Uci(u) if u.variant_path == Some(VariantIni::Vzero) => bail!(
+            "the loop's teacher '{}' would use vzero's variant definitions, whose piece types differ from the ones NNUE nets are made for: \
+             add variantpath=/path/to/Fairy-Stockfish/src/variants.ini",
+            teacher
+        ),
+        PlayerSpec::Uci(_) => {}
+        _ => bail!("the loop's teacher must be a UCI engine that loads NNUE nets (uci:/path/to/fairy-stockfish:variantpath=…, or fsf:variantpath=…), not '{}'", teacher),
+    }
+    Ok(())
+}
+
 /// The teacher spec of a round: `base` with the net loaded, when there is one.
 pub fn teacher_with_net(base: &str, net: Option<&Path>) -> Result<String> {
     let Some(net) = net else { return Ok(base.to_string()) };
@@ -360,6 +374,16 @@ mod tests {
         // a row of the first layout (no gate): its net was the next teachers' net
         let old = NetRow::parse("0,empire-06ea5fca9799.nnue,2259,144133,360.1,400.2,3521,0.083974,1796224456").unwrap();
         assert_eq!((old.gate_score, old.teacher.as_str(), old.unix), (None, "empire-06ea5fca9799.nnue", 1796224456));
+    }
+
+    #[test]
+    fn loop_teachers_are_uci_engines_with_fairy_stockfish_definitions() {
+        assert!(check_teacher("uci:fsf:variantpath=v.ini:nodes=500").is_ok());
+        assert!(check_teacher("fsf:variantpath=v.ini:nodes=500").is_ok());
+        let e = check_teacher("fsf:nodes=500").unwrap_err().to_string();
+        assert!(e.contains("variantpath="), "{e}");
+        assert!(check_teacher("alphabeta:2").unwrap_err().to_string().contains("must be a UCI engine"));
+        assert!(check_teacher("uci:").is_err());
     }
 
     #[test]
