@@ -18,7 +18,7 @@ use vzero_trainer::{LearnStatus, LearnSummary, Learner, StopReason};
 
 use crate::config::RunConfig;
 use crate::switch;
-use crate::teachers::Teachers;
+use crate::teachers::{TeacherConfig, Teachers};
 
 /// Where a run's config comes from, and the overrides of the command line.
 #[derive(Clone, Debug, Default)]
@@ -31,6 +31,9 @@ pub struct ConfigChoice {
     pub device: Option<String>,
     /// Number of self-play workers override.
     pub workers: Option<usize>,
+    /// Teacher override: a player spec that teaches (`[teacher]`'s other fields kept, or their
+    /// defaults; no fallback), or `off` (no teacher).
+    pub teacher: Option<String>,
 }
 
 /// When a session stops (the first limit reached; none: until the caller's process ends).
@@ -135,6 +138,14 @@ impl Session {
         }
         if let Some(w) = choice.workers {
             cfg.selfplay.workers = w;
+        }
+        match choice.teacher.as_deref() {
+            None => {}
+            Some("off") => cfg.teacher = None,
+            Some(spec) => {
+                let base = cfg.teacher.take().unwrap_or_else(|| TeacherConfig::new(spec));
+                cfg.teacher = Some(TeacherConfig { spec: spec.to_string(), fallback: None, ..base });
+            }
         }
         cfg.validate()?;
         Ok(Session { run, cfg, variant })

@@ -30,9 +30,15 @@ use vzero_teacher::{label_positions, positions_from_records, LabelOptions, DEFAU
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TeacherConfig {
-    /// The teacher's player spec: `uci:/path/to/fairy-stockfish:variantpath=…:nodes=1000`,
-    /// `alphabeta:3`, or any player that reports a score.
+    /// The teacher's player spec: `fsf:nodes=1000` (Fairy-Stockfish from `$VZERO_FSF` or the
+    /// `PATH`), `uci:/path/to/engine:variantpath=…:nodes=1000`, `alphabeta:3`, or any player that
+    /// reports a score.
     pub spec: String,
+    /// What to do when `spec` cannot start at the beginning of the run (its program is missing,
+    /// say): `"off"` runs self-play alone, another spec teaches instead; unset keeps `spec`
+    /// (each failed batch is a warning, and the worker tries again after a pause).
+    #[serde(default)]
+    pub fallback: Option<String>,
     /// Teacher threads (one engine process each for `uci:`); they share the cores with the
     /// self-play workers and the learner, so `[selfplay] workers` is usually lowered by as many.
     #[serde(default = "default_workers")]
@@ -63,9 +69,17 @@ fn default_poll() -> f64 {
 }
 
 impl TeacherConfig {
+    /// `spec` with the defaults of the other fields (no fallback).
+    pub fn new(spec: &str) -> TeacherConfig {
+        TeacherConfig { spec: spec.to_string(), fallback: None, workers: default_workers(), batch: default_batch(), cp_scale: default_cp_scale(), poll_seconds: default_poll() }
+    }
+
     /// Checks the fields, naming the first one that is wrong.
     pub fn validate(&self) -> Result<()> {
         PlayerSpec::parse(&self.spec).with_context(|| format!("teacher.spec '{}'", self.spec))?;
+        if let Some(f) = self.fallback.as_deref().filter(|f| *f != "off") {
+            PlayerSpec::parse(f).with_context(|| format!("teacher.fallback '{f}' (a player spec, or \"off\")"))?;
+        }
         if self.workers == 0 || self.batch == 0 {
             bail!("teacher.workers and teacher.batch must be at least 1");
         }
@@ -77,11 +91,40 @@ impl TeacherConfig {
         }
         Ok(())
     }
+
+    /// The teacher of a run on `variant`, and why `spec` was passed over when it was: with a
+    /// fallback, `spec` is started once (and stopped) to see that it runs.
+    pub fn choose(&self, variant: Variant) -> (Choice, Option<String>) {
+        let Some(fallback) = &self.fallback else { return (Choice::Teach(self.spec.clone()), None) };
+        let trial = PlayerSpec::parse(&self.spec).and_then(|p| p.build(variant, 0).map(drop));
+        match trial {
+            Ok(()) => (Choice::Teach(self.spec.clone()), None),
+            Err(e) => {
+                let choice = if fallback == "off" { Choice::Off } else { Choice::Teach(fallback.clone()) };
+                let then = match &choice {
+                    Choice::Off => "self-play alone".to_string(),
+                    Choice::Teach(f) => format!("teacher '{f}' instead"),
+                };
+                (choice, Some(format!("teacher '{}' cannot start ({e:#}): {then}", self.spec)))
+            }
+        }
+    }
+}
+
+/// The teacher a run uses, decided once at its start ([`TeacherConfig::fallback`]).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Choice {
+    /// This spec teaches.
+    Teach(String),
+    /// No teacher: `spec` could not start and the fallback is `"off"`.
+    Off,
 }
 
 /// What the teacher workers did (counters shared with the session's progress line).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct TeacherStats {
+    /// The teacher in use.
+    pub teacher: Choice,
     /// Positions labelled and written.
     pub positions: AtomicU64,
     /// Chunks written.
@@ -103,10 +146,13 @@ impl TeacherStats {
         self.warnings.lock().unwrap_or_else(|e| e.into_inner()).push(w);
     }
 
-    /// One line: positions labelled, restarts and failed batches.
+    /// One line: the teacher, positions labelled, restarts and failed batches.
     pub fn line(&self) -> String {
         let l = |a: &AtomicU64| a.load(Ordering::Relaxed);
-        format!("teacher {} labelled ({} restarts, {} failed batches)", l(&self.positions), l(&self.restarts), l(&self.failures))
+        match &self.teacher {
+            Choice::Off => "teacher off".to_string(),
+            Choice::Teach(t) => format!("teacher {} labelled by {t} ({} restarts, {} failed batches)", l(&self.positions), l(&self.restarts), l(&self.failures)),
+        }
     }
 }
 
@@ -119,12 +165,23 @@ pub struct Teachers {
 }
 
 impl Teachers {
-    /// Starts `cfg.workers` teacher threads on `run` (the config is validated first).
+    /// Starts `cfg.workers` teacher threads on `run` (the config is validated first, the
+    /// teacher chosen by [`TeacherConfig::choose`]; none when it is [`Choice::Off`]).
     pub fn start(run: &RunDir, variant: Variant, cfg: &TeacherConfig) -> Result<Teachers> {
         cfg.validate()?;
+        let (teacher, why) = cfg.choose(variant);
         let stop = Arc::new(AtomicBool::new(false));
-        let stats = Arc::new(TeacherStats::default());
+        let stats = Arc::new(TeacherStats {
+            teacher: teacher.clone(),
+            positions: AtomicU64::new(0),
+            chunks: AtomicU64::new(0),
+            restarts: AtomicU64::new(0),
+            failures: AtomicU64::new(0),
+            warnings: Mutex::new(why.into_iter().map(|w| format!("note: {w}")).collect()),
+        });
         let taken = Arc::new(Mutex::new(HashSet::new()));
+        let Choice::Teach(spec) = teacher else { return Ok(Teachers { stop, handles: Vec::new(), stats }) };
+        let cfg = TeacherConfig { spec, fallback: None, ..cfg.clone() };
         let handles = (0..cfg.workers)
             .map(|i| {
                 let w = Worker { run: run.clone(), variant, cfg: cfg.clone(), stop: stop.clone(), stats: stats.clone(), taken: taken.clone(), index: i };
@@ -248,5 +305,46 @@ impl Worker {
         self.stats.chunks.fetch_add(s.chunks as u64, Ordering::Relaxed);
         self.stats.restarts.fetch_add(s.restarts as u64, Ordering::Relaxed);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(spec: &str, fallback: Option<&str>) -> TeacherConfig {
+        TeacherConfig { fallback: fallback.map(str::to_string), ..TeacherConfig::new(spec) }
+    }
+
+    #[test]
+    fn a_teacher_that_cannot_start_gives_way_to_its_fallback() {
+        let v = Variant::builtin("empire").unwrap();
+        let missing = "uci:/nonexistent/vzero-teacher-engine:nodes=10";
+        // the fallback teaches, and the note names the teacher that could not start
+        let (c, why) = cfg(missing, Some("alphabeta:1")).choose(v);
+        assert_eq!(c, Choice::Teach("alphabeta:1".into()));
+        assert!(why.as_deref().is_some_and(|w| w.contains("/nonexistent/vzero-teacher-engine") && w.contains("alphabeta:1")), "{why:?}");
+        // "off": no teacher
+        let (c, why) = cfg(missing, Some("off")).choose(v);
+        assert_eq!(c, Choice::Off);
+        assert!(why.is_some_and(|w| w.contains("self-play alone")));
+        // a teacher that starts is kept; without a fallback the spec is kept untried
+        assert_eq!(cfg("alphabeta:2", Some("off")).choose(v), (Choice::Teach("alphabeta:2".into()), None));
+        assert_eq!(cfg(missing, None).choose(v), (Choice::Teach(missing.into()), None));
+        // a fallback is a player spec or "off"
+        assert!(cfg("alphabeta:2", Some("nonsense")).validate().is_err());
+        assert!(cfg("alphabeta:2", Some("off")).validate().is_ok());
+    }
+
+    #[test]
+    fn an_off_teacher_starts_no_worker() {
+        let dir = std::env::temp_dir().join(format!("vzero-teachers-off-{}", std::process::id()));
+        let run = RunDir::create_or_open(&dir).unwrap();
+        let v = Variant::builtin("empire").unwrap();
+        let t = Teachers::start(&run, v, &cfg("uci:/nonexistent/vzero-teacher-engine", Some("off"))).unwrap();
+        assert!(t.handles.is_empty());
+        assert!(t.stats.take_warnings().iter().any(|w| w.contains("cannot start")));
+        assert_eq!(t.stop(Duration::from_millis(10)), "teacher off");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -47,12 +47,14 @@ fn labelled(out: &str) -> u64 {
 fn teacher_workers_label_positions_of_the_newest_games_while_the_run_trains() {
     let dir = scratch("label");
     let cfg = dir.join("teacher.toml");
-    std::fs::write(&cfg, tiny_config("", "[teacher]\nspec = \"alphabeta:1\"\nbatch = 16\npoll_seconds = 0.2\n")).unwrap();
+    // the first teacher cannot start (no such program): its fallback teaches instead
+    std::fs::write(&cfg, tiny_config("", "[teacher]\nspec = \"uci:/nonexistent/vzero-teacher\"\nfallback = \"alphabeta:1\"\nbatch = 16\npoll_seconds = 0.2\n")).unwrap();
     let run = dir.join("run");
     let (code, out, err) = vzero(&["train", "--config", cfg.to_str().unwrap(), "--run", run.to_str().unwrap(), "--games", "8", "--minutes", "3", "--quiet"]);
     assert_eq!(code, 0, "{err}");
     let n = labelled(&out);
     assert!(n > 0, "{out}");
+    assert!(out.contains("labelled by alphabeta:1") && err.contains("cannot start"), "{out}\n{err}");
     let (games, labels, teachers) = read_run(&run);
     assert_eq!(labels.len() as u64, n, "{out}");
     assert!(teachers.iter().all(|t| t == "alphabeta:1"), "{teachers:?}");

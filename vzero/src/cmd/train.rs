@@ -41,6 +41,10 @@ pub struct RunArgs {
     /// Override the number of self-play workers.
     #[arg(long)]
     pub workers: Option<usize>,
+    /// Override the teacher workers of `vzero train`: a player spec that teaches (e.g.
+    /// `fsf:nodes=1000`, `alphabeta:3`, `uci:/path/to/engine:nodes=500`), or `off`.
+    #[arg(long)]
+    pub teacher: Option<String>,
     /// No progress bar (for logs).
     #[arg(long)]
     pub quiet: bool,
@@ -48,7 +52,7 @@ pub struct RunArgs {
 
 impl RunArgs {
     fn session(&self) -> Result<Session> {
-        let choice = ConfigChoice { file: self.config.clone(), variant: self.variant.clone(), device: self.device.map(|d| d.to_string()), workers: self.workers };
+        let choice = ConfigChoice { file: self.config.clone(), variant: self.variant.clone(), device: self.device.map(|d| d.to_string()), workers: self.workers, teacher: self.teacher.clone() };
         Session::open(&self.run, &choice)
     }
 
