@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A checkpoint's strength ladder: the checkpoint (net:CKPT at --sims simulations per move) against
-# random, greedy, alphabeta:2 and alphabeta:3, and, when a Fairy-Stockfish binary is given,
+# random, greedy, alphabeta:2, alphabeta:3 and its run's generation 0 (the same search on the
+# untrained network: what the training itself added), and, when a Fairy-Stockfish binary is given,
 # against it at 1, 10, 100 and 1,000 nodes per move (and, with --movetime MS, vzero's UCI engine
 # on the checkpoint against Fairy-Stockfish both at MS per move: the equal-time row). Every row is
 # `vzero match` (colour-swapped pairs from random openings, pentanomial Elo with its 95% interval
@@ -9,23 +10,25 @@
 # Usage:
 #   scripts/ladder.sh VARIANT CKPT [--fsf PATH] [--ini PATH] [--games N] [--sims N]
 #                     [--nodes "1 10 100 1000"] [--movetime MS] [--concurrency N] [--seed S]
-#                     [--out DIR]
+#                     [--gen0 CKPT|none] [--out DIR]
 #
 #   --fsf PATH      a Fairy-Stockfish binary (built with largeboards=yes for empire and shogun);
 #                   --ini defaults to the variants.ini beside it, else scripts/fsf/variants.ini
 #   --games N       games per row (default 100)
 #   --sims N        the checkpoint's simulations per move (default 64)
+#   --gen0 CKPT     the generation-0 row's checkpoint (default: gen-000000-*.json beside CKPT when
+#                   there is one; none skips the row)
 #   --out DIR       keeps every row's PGN and the table (default: a temporary directory)
 #
 # VZERO names the vzero binary (default target/release/vzero, built when missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -ge 2 ] || usage
 variant=$1 ckpt=$2
 shift 2
-fsf="" ini="" games=100 sims=64 nodes="1 10 100 1000" movetime="" concurrency=2 seed=1 out=""
+fsf="" ini="" gen0="" games=100 sims=64 nodes="1 10 100 1000" movetime="" concurrency=2 seed=1 out=""
 while [ $# -gt 0 ]; do
   case $1 in
     --fsf) fsf=$2; shift 2 ;;
@@ -37,6 +40,7 @@ while [ $# -gt 0 ]; do
     --concurrency) concurrency=$2; shift 2 ;;
     --seed) seed=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
+    --gen0) gen0=$2; shift 2 ;;
     -h|--help) usage ;;
     *) echo "ladder.sh: unknown argument '$1'" >&2; usage ;;
   esac
@@ -54,6 +58,14 @@ if [ -n "$fsf" ]; then
   fi
   [ -f "$ini" ] || { echo "ladder.sh: variants.ini '$ini' not found" >&2; exit 1; }
 fi
+if [ -z "$gen0" ]; then
+  gen0=$(ls "$(dirname "$ckpt")"/gen-000000-*.json 2>/dev/null | head -1 || true)
+  [ "$gen0" != "$ckpt" ] || gen0=""
+elif [ "$gen0" = none ]; then
+  gen0=""
+else
+  [ -e "$gen0" ] || { echo "ladder.sh: generation-0 checkpoint '$gen0' not found" >&2; exit 1; }
+fi
 if [ -z "$out" ]; then out=$(mktemp -d); fi
 mkdir -p "$out"
 table="$out/ladder.md"
@@ -61,6 +73,7 @@ me="net:$ckpt:$sims"
 
 rows=()
 opponents=(random greedy alphabeta:2 alphabeta:3)
+if [ -n "$gen0" ]; then opponents+=("net:$gen0:$sims"); fi
 if [ -n "$fsf" ]; then
   for n in $nodes; do opponents+=("uci:$fsf:variantpath=$ini:nodes=$n:name=fsf-${n}n"); done
 fi
@@ -87,7 +100,7 @@ play_row() {
 
 for o in "${opponents[@]}"; do
   label=$o
-  case $o in uci:*) label=${o##*:name=} ;; esac
+  case $o in uci:*) label=${o##*:name=} ;; net:*) label="generation 0 ($(basename "$gen0" .json))" ;; esac
   play_row "$label" "$me" "$o" "$(printf %s "$label" | tr -c 'A-Za-z0-9_-' '_')"
 done
 if [ -n "$fsf" ] && [ -n "$movetime" ]; then
