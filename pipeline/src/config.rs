@@ -217,10 +217,11 @@ mod tests {
             (good.replace("device = \"auto\"", "device = \"tpu\""), "tpu"),
             (good.replace("[gauntlet]", "[gauntlet]\nwhen = 3"), "when"),
             (good.replace("games = 6", "games = 0"), "gauntlet.games"),
-            (format!("{good}\n[teacher]\nspec = \"alphabeta:x\"\n"), "teacher.spec"),
+            (good.replace("spec = \"fsf:nodes=1000\"", "spec = \"alphabeta:x\""), "teacher.spec"),
+            (good.replace("fallback = \"off\"", "fallback = \"of\""), "teacher.fallback"),
             (format!("{good}\n[switch]\nevery = 5\ngames = 1\n"), "switch.games"),
-            (format!("{good}\n[teacher]\nspec = \"alphabeta:3\"\nworkers = 0\n"), "teacher.workers"),
-            (format!("{good}\n[teacher]\nspec = \"alphabeta:3\"\nthreads = 1\n"), "threads"),
+            (good.replace("workers = 1               #", "workers = 0 #"), "teacher.workers"),
+            (good.replace("batch = 512", "batch = 512\nthreads = 1"), "threads"),
         ] {
             let e = format!("{:#}", RunConfig::parse(&text, "test.toml").unwrap_err());
             assert!(e.contains("test.toml") && e.contains(needle), "{needle}: {e}");
