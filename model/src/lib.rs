@@ -42,10 +42,11 @@ pub use evaluator::{
 pub use export::{export_torchscript, ExportInfo};
 pub use infer::{cpu_has_amx_bf16, InferencePrecision, AUTO_BF16_MIN_BATCH, PRECISION_ENV};
 pub use model::{Evaluation, LegalMoves, Model};
-pub use net::{NetOutput, MOVES_LEFT_SCALE};
+pub use net::{NetOutput, Pass, MOVES_LEFT_SCALE};
 pub use tch::Device;
 pub use train::{
-    soft_probs, AuxTargets, Losses, Optimizer, PolicyTargets, TrainBatch, TrainConfig, Trainer,
+    soft_probs, AuxTargets, Losses, Optimizer, PolicyTargets, TrainBatch, TrainConfig, TrainPrecision,
+    Trainer,
     DEFAULT_MATERIAL_WEIGHT, DEFAULT_OPPONENT_POLICY_WEIGHT, DEFAULT_SHORT_TERM_VALUE_WEIGHT,
     DEFAULT_SOFT_POLICY_WEIGHT, SOFT_POLICY_TEMPERATURE,
 };

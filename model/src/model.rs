@@ -7,7 +7,7 @@ use tch::{nn, Device, Kind, Tensor};
 use crate::config::NetConfig;
 use crate::error::{ModelError, Result};
 use crate::infer::{InferNet, InferencePrecision, InputBuf};
-use crate::net::{Net, NetOutput, MOVES_LEFT_SCALE};
+use crate::net::{Net, NetOutput, Pass, MOVES_LEFT_SCALE};
 
 /// Legal moves of a batch of positions in CSR form: position `i`'s move indices are
 /// `moves[offsets[i]..offsets[i+1]]`. Reuse one instance across batches (`clear` keeps the
@@ -264,10 +264,16 @@ impl Model {
     /// (unfused, f32) network; a train-mode pass updates the BN statistics and so marks the
     /// inference fold stale.
     pub fn forward_t(&self, planes: &Tensor, globals: Option<&Tensor>, train: bool) -> NetOutput {
-        if train {
+        self.forward_pass(planes, globals, Pass::f32(train))
+    }
+
+    /// [`Model::forward_t`] with the precision chosen too: a [`Pass`] with `bf16` runs the
+    /// convolutions and linear layers in BF16 (mixed-precision training, [`crate::TrainPrecision`]).
+    pub fn forward_pass(&self, planes: &Tensor, globals: Option<&Tensor>, pass: Pass) -> NetOutput {
+        if pass.train {
             self.refold();
         }
-        self.net.forward_t(planes, globals, train)
+        self.net.forward_t(planes, globals, pass)
     }
 
     /// Copies a batch of host inputs to tensors on this model's device, after checking sizes.

@@ -1,6 +1,6 @@
 //! The network (tch::nn) and its raw forward pass.
 
-use tch::nn::{self, Module};
+use tch::nn;
 use tch::{Kind, Tensor};
 
 use crate::config::{NetConfig, PolicyHead};
@@ -11,6 +11,57 @@ pub const MOVES_LEFT_SCALE: f64 = 100.0;
 
 /// Variables that get no weight decay (BN parameters and biases) live in this optimizer group.
 pub(crate) const NO_DECAY_GROUP: usize = 1;
+
+/// How one pass of the reference network runs ([`crate::Model::forward_pass`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Pass {
+    /// Train-mode batch norm (batch statistics; the running averages are updated).
+    pub train: bool,
+    /// Convolutions and linear layers in BF16: their inputs and weights are cast to BF16 and
+    /// their results back to f32, so batch norm, pooling, softmax and the losses stay f32 and
+    /// the gradients reach the f32 weights through the casts (mixed precision with f32 master
+    /// weights, what CPU autocast does, which tch does not expose).
+    pub bf16: bool,
+}
+
+impl Pass {
+    /// An f32 pass, train-mode batch norm or not.
+    pub fn f32(train: bool) -> Self {
+        Pass { train, bf16: false }
+    }
+}
+
+/// `op(x, weight, bias)` in the pass's precision (see [`Pass::bf16`]).
+fn mixed(
+    x: &Tensor,
+    ws: &Tensor,
+    bs: Option<&Tensor>,
+    pass: Pass,
+    op: impl Fn(&Tensor, &Tensor, Option<&Tensor>) -> Tensor,
+) -> Tensor {
+    if pass.bf16 {
+        let low = |t: &Tensor| t.to_kind(Kind::BFloat16);
+        op(&low(x), &low(ws), bs.map(low).as_ref()).to_kind(Kind::Float)
+    } else {
+        op(x, ws, bs)
+    }
+}
+
+/// A stride-1 "same" convolution (every conv of [`conv`]) in the pass's precision.
+fn conv_t(conv: &nn::Conv2D, x: &Tensor, pass: Pass) -> Tensor {
+    if !pass.bf16 {
+        return x.apply(conv);
+    }
+    let pad = conv.ws.size()[3] / 2;
+    mixed(x, &conv.ws, conv.bs.as_ref(), pass, |x, w, b| {
+        x.conv2d(w, b, [1i64, 1].as_slice(), [pad, pad].as_slice(), [1i64, 1].as_slice(), 1)
+    })
+}
+
+/// A tch linear layer in the pass's precision.
+fn linear_t(fc: &nn::Linear, x: &Tensor, pass: Pass) -> Tensor {
+    mixed(x, &fc.ws, fc.bs.as_ref(), pass, |x, w, b| x.linear(w, b))
+}
 
 /// Conv without bias ("same" padding); always followed by a BN.
 fn conv(p: nn::Path, cin: usize, cout: usize, k: usize) -> nn::Conv2D {
@@ -52,11 +103,9 @@ impl Linear {
         );
         Linear { ws, bs }
     }
-}
 
-impl Module for Linear {
-    fn forward(&self, x: &Tensor) -> Tensor {
-        x.linear(&self.ws, Some(&self.bs))
+    fn forward_t(&self, x: &Tensor, pass: Pass) -> Tensor {
+        mixed(x, &self.ws, Some(&self.bs), pass, |x, w, b| x.linear(w, b))
     }
 }
 
@@ -85,18 +134,11 @@ impl Conv1x1 {
         );
         Conv1x1 { ws, bs }
     }
-}
 
-impl Module for Conv1x1 {
-    fn forward(&self, x: &Tensor) -> Tensor {
-        x.conv2d(
-            &self.ws,
-            Some(&self.bs),
-            [1i64, 1].as_slice(),
-            [0i64, 0].as_slice(),
-            [1i64, 1].as_slice(),
-            1,
-        )
+    fn forward_t(&self, x: &Tensor, pass: Pass) -> Tensor {
+        mixed(x, &self.ws, Some(&self.bs), pass, |x, w, b| {
+            x.conv2d(w, b, [1i64, 1].as_slice(), [0i64, 0].as_slice(), [1i64, 1].as_slice(), 1)
+        })
     }
 }
 
@@ -125,8 +167,8 @@ impl ConvBn {
             bn: bn(p / "bn", cout),
         }
     }
-    fn forward_t(&self, x: &Tensor, train: bool) -> Tensor {
-        x.apply(&self.conv).apply_t(&self.bn, train)
+    fn forward_t(&self, x: &Tensor, pass: Pass) -> Tensor {
+        conv_t(&self.conv, x, pass).apply_t(&self.bn, pass.train)
     }
 }
 
@@ -162,17 +204,17 @@ impl ResBlock {
         }
     }
 
-    fn forward_t(&self, x: &Tensor, train: bool) -> Tensor {
-        let y = x.apply(&self.conv1);
+    fn forward_t(&self, x: &Tensor, pass: Pass) -> Tensor {
+        let y = conv_t(&self.conv1, x, pass);
         let y = match &self.gpool {
             Some(g) => {
-                let pooled = global_pool(&g.conv.forward_t(x, train).relu());
-                y + pooled.apply(&g.fc).unsqueeze(-1).unsqueeze(-1)
+                let pooled = global_pool(&g.conv.forward_t(x, pass).relu());
+                y + linear_t(&g.fc, &pooled, pass).unsqueeze(-1).unsqueeze(-1)
             }
             None => y,
         };
-        let y = y.apply_t(&self.bn1, train).relu();
-        (x + self.second.forward_t(&y, train)).relu()
+        let y = y.apply_t(&self.bn1, pass.train).relu();
+        (x + self.second.forward_t(&y, pass)).relu()
     }
 }
 
@@ -217,29 +259,31 @@ impl PolicyOut {
 
 impl PolicyNet {
     /// The hidden features of the head: [B, D] for dense, [B, C, H, W] for the others.
-    fn hidden(&self, x: &Tensor, train: bool) -> Tensor {
+    fn hidden(&self, x: &Tensor, pass: Pass) -> Tensor {
         match self {
-            PolicyNet::Dense { conv, .. } => conv.forward_t(x, train).relu().flatten(1, -1),
+            PolicyNet::Dense { conv, .. } => conv.forward_t(x, pass).relu().flatten(1, -1),
             PolicyNet::Spatial { conv, .. } | PolicyNet::Mapped { conv, .. } => {
-                conv.forward_t(x, train).relu()
+                conv.forward_t(x, pass).relu()
             }
         }
     }
 
     /// [B, policy_size] logits of the main output layer from [`PolicyNet::hidden`] features.
-    fn logits(&self, h: &Tensor) -> Tensor {
+    fn logits(&self, h: &Tensor, pass: Pass) -> Tensor {
         match self {
-            PolicyNet::Dense { fc, .. } => h.apply(fc),
-            PolicyNet::Spatial { out, .. } => h.apply(out).flatten(1, -1),
-            PolicyNet::Mapped { out, map, .. } => h.apply(out).flatten(1, -1).index_select(1, map),
+            PolicyNet::Dense { fc, .. } => fc.forward_t(h, pass),
+            PolicyNet::Spatial { out, .. } => out.forward_t(h, pass).flatten(1, -1),
+            PolicyNet::Mapped { out, map, .. } => {
+                out.forward_t(h, pass).flatten(1, -1).index_select(1, map)
+            }
         }
     }
 
     /// [B, policy_size] logits of an auxiliary output layer (same readout as the main one).
-    fn aux_logits(&self, h: &Tensor, out: &PolicyOut) -> Tensor {
+    fn aux_logits(&self, h: &Tensor, out: &PolicyOut, pass: Pass) -> Tensor {
         let cells = match out {
-            PolicyOut::Dense(fc) => return h.apply(fc),
-            PolicyOut::Cells(o) => h.apply(o).flatten(1, -1),
+            PolicyOut::Dense(fc) => return fc.forward_t(h, pass),
+            PolicyOut::Cells(o) => o.forward_t(h, pass).flatten(1, -1),
         };
         match self {
             PolicyNet::Mapped { map, .. } => cells.index_select(1, map),
@@ -408,39 +452,32 @@ impl Net {
     }
 
     /// `planes`: [B, C, H, W] f32; `globals`: [B, G] f32 (required iff the config has G > 0).
-    /// Computes every head, the auxiliary ones included.
-    pub(crate) fn forward_t(
-        &self,
-        planes: &Tensor,
-        globals: Option<&Tensor>,
-        train: bool,
-    ) -> NetOutput {
-        let x = planes.apply(&self.stem.conv);
+    /// Computes every head, the auxiliary ones included; the outputs are f32 in either pass.
+    pub(crate) fn forward_t(&self, planes: &Tensor, globals: Option<&Tensor>, pass: Pass) -> NetOutput {
+        let x = conv_t(&self.stem.conv, planes, pass);
         let x = match (&self.stem_global, globals) {
-            (Some(fc), Some(g)) => x + g.apply(fc).unsqueeze(-1).unsqueeze(-1),
+            (Some(fc), Some(g)) => x + linear_t(fc, g, pass).unsqueeze(-1).unsqueeze(-1),
             _ => x,
         };
-        let mut x = x.apply_t(&self.stem.bn, train).relu();
+        let mut x = x.apply_t(&self.stem.bn, pass.train).relu();
         for b in &self.blocks {
-            x = b.forward_t(&x, train);
+            x = b.forward_t(&x, pass);
         }
-        let h = self.policy.hidden(&x, train);
-        let policy = self.policy.logits(&h);
+        let h = self.policy.hidden(&x, pass);
+        let policy = self.policy.logits(&h, pass);
         let opponent_policy = self
             .opponent_out
             .as_ref()
-            .map(|o| self.policy.aux_logits(&h, o));
-        let soft_policy = self.soft_out.as_ref().map(|o| self.policy.aux_logits(&h, o));
-        let v = global_pool(&self.value_conv.forward_t(&x, train).relu())
-            .apply(&self.value_fc)
-            .relu();
-        let wdl = v.apply(&self.wdl_fc);
-        let moves_left = self.ml_fc.as_ref().map(|fc| v.apply(fc).squeeze_dim(1));
-        let short_term = self.short_term_fc.as_ref().map(|fc| v.apply(fc).tanh());
+            .map(|o| self.policy.aux_logits(&h, o, pass));
+        let soft_policy = self.soft_out.as_ref().map(|o| self.policy.aux_logits(&h, o, pass));
+        let v = self.value_fc.forward_t(&global_pool(&self.value_conv.forward_t(&x, pass).relu()), pass).relu();
+        let wdl = self.wdl_fc.forward_t(&v, pass);
+        let moves_left = self.ml_fc.as_ref().map(|fc| fc.forward_t(&v, pass).squeeze_dim(1));
+        let short_term = self.short_term_fc.as_ref().map(|fc| fc.forward_t(&v, pass).tanh());
         let material = self
             .material_fc
             .as_ref()
-            .map(|fc| v.apply(fc).squeeze_dim(1).tanh());
+            .map(|fc| fc.forward_t(&v, pass).squeeze_dim(1).tanh());
         NetOutput {
             policy,
             wdl,

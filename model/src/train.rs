@@ -4,8 +4,59 @@ use serde::{Deserialize, Serialize};
 use tch::{nn, nn::OptimizerConfig, Device, Kind, Reduction, Tensor};
 
 use crate::error::{ModelError, Result};
+use crate::infer::cpu_has_amx_bf16;
 use crate::model::Model;
-use crate::net::{MOVES_LEFT_SCALE, NO_DECAY_GROUP};
+use crate::net::{Pass, MOVES_LEFT_SCALE, NO_DECAY_GROUP};
+
+/// Numeric precision of the training passes ([`Trainer::step`], [`Trainer::evaluate`]). The
+/// weights, the optimizer state and the losses are always f32; `Bf16` runs the convolutions and
+/// linear layers in BF16 (mixed precision with f32 master weights, [`Pass::bf16`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TrainPrecision {
+    /// Everything in f32 (the default: the only precision measured to train as well).
+    #[default]
+    F32,
+    /// BF16 convolutions and linear layers on any device (slow without hardware BF16).
+    Bf16,
+    /// BF16 on a CPU with AMX-BF16 ([`cpu_has_amx_bf16`]), f32 elsewhere.
+    Auto,
+}
+
+impl TrainPrecision {
+    /// Whether a training pass on `device` runs in BF16.
+    pub fn bf16_on(self, device: Device) -> bool {
+        match self {
+            TrainPrecision::F32 => false,
+            TrainPrecision::Bf16 => true,
+            TrainPrecision::Auto => device == Device::Cpu && cpu_has_amx_bf16(),
+        }
+    }
+}
+
+impl std::str::FromStr for TrainPrecision {
+    type Err = ModelError;
+    fn from_str(s: &str) -> Result<Self> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "f32" | "fp32" => Ok(TrainPrecision::F32),
+            "bf16" | "bfloat16" => Ok(TrainPrecision::Bf16),
+            "auto" => Ok(TrainPrecision::Auto),
+            other => Err(ModelError::Config(format!(
+                "unknown training precision '{other}' (expected f32, bf16 or auto)"
+            ))),
+        }
+    }
+}
+
+impl std::fmt::Display for TrainPrecision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            TrainPrecision::F32 => "f32",
+            TrainPrecision::Bf16 => "bf16",
+            TrainPrecision::Auto => "auto",
+        })
+    }
+}
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
@@ -42,6 +93,9 @@ pub struct TrainConfig {
     /// Clip the global gradient norm to this value (None = no clipping).
     #[serde(default)]
     pub grad_clip_norm: Option<f64>,
+    /// Precision of the training passes (default f32).
+    #[serde(default)]
+    pub precision: TrainPrecision,
 }
 
 /// Temperature `T` of the soft policy target: `p^(1/T)`, renormalised (KataGo: 4).
@@ -97,6 +151,7 @@ impl TrainConfig {
             short_term_value_weight: DEFAULT_SHORT_TERM_VALUE_WEIGHT,
             material_weight: DEFAULT_MATERIAL_WEIGHT,
             grad_clip_norm: None,
+            precision: TrainPrecision::F32,
         }
     }
 
@@ -237,6 +292,8 @@ pub struct Trainer {
     opt: nn::Optimizer,
     cfg: TrainConfig,
     lr: f64,
+    /// [`TrainConfig::precision`] resolved for the model's device.
+    bf16: bool,
 }
 
 impl std::fmt::Debug for Trainer {
@@ -270,7 +327,13 @@ impl Trainer {
         };
         opt.set_weight_decay_group(NO_DECAY_GROUP, 0.0);
         let lr = cfg.lr;
-        Ok(Trainer { opt, cfg, lr })
+        let bf16 = cfg.precision.bf16_on(model.device());
+        Ok(Trainer { opt, cfg, lr, bf16 })
+    }
+
+    /// Whether this trainer's passes run in BF16 ([`TrainConfig::precision`] on its device).
+    pub fn bf16(&self) -> bool {
+        self.bf16
     }
 
     pub fn config(&self) -> &TrainConfig {
@@ -300,7 +363,8 @@ impl Trainer {
         losses_to_host(&parts)
     }
 
-    /// Losses on `batch` without updating anything (eval-mode BN, no_grad): validation.
+    /// Losses on `batch` without updating anything (eval-mode BN, no_grad, the trainer's
+    /// precision): validation.
     pub fn evaluate(&self, model: &Model, batch: &TrainBatch) -> Result<Losses> {
         let parts = tch::no_grad(|| self.losses(model, batch, false).map(|(_, p)| p))?;
         losses_to_host(&parts)
@@ -364,7 +428,7 @@ impl Trainer {
         let p = cfg.policy_size;
         let main = SparseTargets::new(batch.policy, p, "policy")?;
         let (x, g) = model.input_tensors(b, batch.planes, batch.globals)?;
-        let out = model.forward_t(&x, g.as_ref(), train);
+        let out = model.forward_pass(&x, g.as_ref(), Pass { train, bf16: self.bf16 });
 
         let to_dev = |v: &[f32]| Tensor::from_slice(v).to_device(dev);
         let zero = || Tensor::zeros([], (Kind::Float, dev));

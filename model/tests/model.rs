@@ -2,11 +2,11 @@
 
 use std::path::PathBuf;
 
-use tch::Tensor;
+use tch::{Kind, Tensor};
 use vzero_model::checkpoint::{self, CheckpointInfo, Expected};
 use vzero_model::{
     Device, DeviceChoice, LegalMoves, Model, ModelError, NetConfig, PolicyHead, PolicyTargets,
-    TrainBatch, TrainConfig, Trainer,
+    TrainBatch, TrainConfig, TrainPrecision, Trainer,
 };
 
 mod common;
@@ -269,6 +269,80 @@ fn training_lowers_loss_sgd_and_adamw() {
     }
 }
 
+/// A training batch with global inputs, moves-left targets and row weights.
+fn with_globals<'a>(
+    planes: &'a [f32],
+    globals: &'a [f32],
+    policy: &'a PolicyTargets,
+    wdl: &'a [[f32; 3]],
+    moves_left: &'a [f32],
+    weights: &'a [f32],
+) -> TrainBatch<'a> {
+    TrainBatch {
+        planes,
+        globals: Some(globals),
+        policy,
+        wdl,
+        moves_left: Some(moves_left),
+        weights: Some(weights),
+        aux: Default::default(),
+    }
+}
+
+/// BF16 training (BF16 convolutions and linear layers, f32 master weights): on a fixed batch
+/// its losses stay within a tolerance of f32's from the same weights, step after step, it
+/// learns as f32 does, and the weights, gradients' destination, stay f32.
+#[test]
+fn bf16_training_matches_f32_within_tolerance() {
+    init();
+    let mut cfg = tiny(8, 8, 300);
+    cfg.global_inputs = 3; // the stem's linear layer too
+    let (planes, pt, wdl, ml, w) = batch_data(&cfg, 16);
+    let (_, globals, _) = inputs(&cfg, 16, 6, 7);
+    let batch = with_globals(&planes, &globals, &pt, &wdl, &ml, &w);
+    let m32 = Model::new_seeded(&cfg, Device::Cpu, 5).unwrap();
+    // the same weights by copy: tests run in parallel and the seed is torch's global one
+    let mut m16 = Model::new(&cfg, Device::Cpu).unwrap();
+    m16.var_store_mut().copy(m32.var_store()).unwrap();
+    let mut t32 = Trainer::new(&m32, TrainConfig::sgd()).unwrap();
+    let bf16 = TrainConfig { precision: TrainPrecision::Bf16, ..TrainConfig::sgd() };
+    let mut t16 = Trainer::new(&m16, bf16).unwrap();
+    assert!(!t32.bf16() && t16.bf16());
+    let close = |a: f64, b: f64, tol: f64| (a - b).abs() <= tol * a.abs().max(1e-3);
+
+    let (e32, e16) = (t32.evaluate(&m32, &batch).unwrap(), t16.evaluate(&m16, &batch).unwrap());
+    assert!(close(e32.total, e16.total, 0.02), "eval f32 {e32:?} bf16 {e16:?}");
+    assert!(e32.total != e16.total, "the BF16 pass gave f32's exact loss: did it run in BF16?");
+
+    let mut first = None;
+    let mut last = (e32, e16);
+    for step in 0..30 {
+        let (a, b) = (t32.step(&m32, &batch).unwrap(), t16.step(&m16, &batch).unwrap());
+        assert!(close(a.total, b.total, 0.05), "step {step}: f32 {a:?} bf16 {b:?}");
+        assert!(close(a.policy, b.policy, 0.05) && close(a.value, b.value, 0.05), "step {step}: {a:?} {b:?}");
+        first.get_or_insert(b);
+        last = (a, b);
+    }
+    let first = first.unwrap();
+    assert!(last.1.total < 0.8 * first.total, "BF16 did not learn: {first:?} -> {:?}", last.1);
+    for (name, v) in m16.var_store().variables() {
+        assert_eq!(v.kind(), Kind::Float, "{name} is no longer f32 after BF16 steps");
+    }
+}
+
+#[test]
+fn train_precision_parses_and_resolves() {
+    for (s, p) in [("f32", TrainPrecision::F32), ("BF16", TrainPrecision::Bf16), ("auto", TrainPrecision::Auto)] {
+        let got: TrainPrecision = s.parse().unwrap();
+        assert_eq!(got, p);
+        assert_eq!(got.to_string().parse::<TrainPrecision>().unwrap(), p);
+    }
+    assert!("fp16".parse::<TrainPrecision>().unwrap_err().to_string().contains("fp16"));
+    assert!(!TrainPrecision::F32.bf16_on(Device::Cpu) && TrainPrecision::Bf16.bf16_on(Device::Cpu));
+    assert_eq!(TrainPrecision::Auto.bf16_on(Device::Cpu), vzero_model::cpu_has_amx_bf16());
+    assert_eq!(TrainPrecision::default(), TrainPrecision::F32);
+}
+
 #[test]
 fn checkpoint_round_trip_is_bit_exact() {
     init();
@@ -278,15 +352,7 @@ fn checkpoint_round_trip_is_bit_exact() {
     // a few steps so BN running statistics are not at their initial values
     let (planes, pt, wdl, ml, w) = batch_data(&cfg, 8);
     let globals: Vec<f32> = (0..16).map(|i| i as f32 / 16.0).collect();
-    let batch = TrainBatch {
-        planes: &planes,
-        globals: Some(&globals),
-        policy: &pt,
-        wdl: &wdl,
-        moves_left: Some(&ml),
-        weights: Some(&w),
-        aux: Default::default(),
-    };
+    let batch = with_globals(&planes, &globals, &pt, &wdl, &ml, &w);
     let mut tr = Trainer::new(&model, TrainConfig::sgd()).unwrap();
     for _ in 0..3 {
         tr.step(&model, &batch).unwrap();

@@ -203,7 +203,13 @@ impl Session {
 
     fn open_learner(&self, on: &mut dyn FnMut(Event<'_>)) -> Result<Learner> {
         let device = self.device()?;
-        on(Event::Note(&format!("learner device: {device:?} (config: {})", self.cfg.device)));
+        let bf16 = self.cfg.learn.precision.bf16_on(device);
+        on(Event::Note(&format!(
+            "learner device: {device:?} (config: {}), training in {} (precision: {})",
+            self.cfg.device,
+            if bf16 { "bf16" } else { "f32" },
+            self.cfg.learn.precision
+        )));
         let net = self.cfg.net_config(self.variant)?;
         Learner::open(&self.run, self.variant, &net, self.cfg.learn.clone(), device)
     }

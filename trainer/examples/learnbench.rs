@@ -8,12 +8,14 @@
 //! Writes synthetic chunks of the variant's shape into a temporary run, then measures
 //! (a) `Trainer::step` alone on one prepared batch (the ceiling), and (b) `Learner::run` over
 //! the same number of steps (window sampling, batch assembly, metrics every 10 steps, one
-//! publish at the end), both after a warm-up, interleaved twice.
+//! publish at the end), both after a warm-up, interleaved twice; then (d) `Trainer::step` in BF16
+//! (`[learn] precision = "bf16"`) against f32 from the same weights on the same batch,
+//! interleaved three times: samples/s of each, their ratio, and the losses of the first step.
 
 use std::time::Instant;
 
 use vzero_data::{write_chunk, Chunk, RowBlock, RunDir};
-use vzero_model::{AuxHeads, AuxTargets, Device, Model, NetConfig, PolicyTargets, TrainBatch, TrainConfig, Trainer};
+use vzero_model::{AuxHeads, AuxTargets, Device, Model, NetConfig, PolicyTargets, TrainBatch, TrainConfig, TrainPrecision, Trainer};
 use vzero_rules::Variant;
 use vzero_trainer::synth::{synth_meta, synth_rows, SYNTH_HORIZONS};
 use vzero_trainer::{LearnConfig, Learner};
@@ -134,6 +136,44 @@ fn main() -> anyhow::Result<()> {
         raws.push(raw(&mut tr, steps)?);
         learns.push(learn_run(&mut learner, steps)?);
     }
+    // (d) BF16 against f32: the same weights, the same batch
+    let precisions = [TrainPrecision::F32, TrainPrecision::Bf16];
+    let models = precisions.map(|_| Model::new_seeded(&net, Device::Cpu, 1));
+    let models = [models[0].as_ref().map_err(|e| anyhow::anyhow!("{e}"))?, models[1].as_ref().map_err(|e| anyhow::anyhow!("{e}"))?];
+    let mut trainers = Vec::new();
+    let mut first = Vec::new();
+    for (m, p) in models.iter().zip(precisions) {
+        let mut t = Trainer::new(m, TrainConfig { precision: p, ..TrainConfig::sgd() })?;
+        first.push(t.step(m, &tb)?.total);
+        t.step(m, &tb)?; // warm-up
+        trainers.push(t);
+    }
+    let mut rates = [Vec::new(), Vec::new()];
+    for _ in 0..3 {
+        for (k, (m, t)) in models.iter().zip(trainers.iter_mut()).enumerate() {
+            let s = Instant::now();
+            for _ in 0..steps {
+                t.step(m, &tb)?;
+            }
+            rates[k].push((steps as usize * batch) as f64 / s.elapsed().as_secs_f64());
+        }
+    }
+    let mid = |v: &[f64]| {
+        let mut v = v.to_vec();
+        v.sort_by(|a, b| a.total_cmp(b));
+        v[v.len() / 2]
+    };
+    let (f, b) = (mid(&rates[0]), mid(&rates[1]));
+    println!(
+        "precision: f32 {:?} samples/s, bf16 {:?} (bf16 {}): medians {f:.0} vs {b:.0}, bf16/f32 {:.3}; first-step loss f32 {:.5} bf16 {:.5} (rel. diff {:.2e})",
+        rates[0].iter().map(|x| x.round()).collect::<Vec<_>>(),
+        rates[1].iter().map(|x| x.round()).collect::<Vec<_>>(),
+        if vzero_model::cpu_has_amx_bf16() { "on AMX" } else { "without AMX" },
+        b / f,
+        first[0],
+        first[1],
+        (first[1] - first[0]).abs() / first[0].abs()
+    );
     // (c) the learner's own per-step work without the step: window sampling + target building
     let expect = vzero_data::ChunkExpect { variant: variant.name().into(), encoding_version: vzero_encoding::ENCODING_VERSION, planes: Some([c, h, w]), policy_size: Some(policy) };
     let mut win = vzero_data::ReplayWindow::new(&run, expect, vzero_data::WindowConfig { min_rows: 1_000_000, scale: 1.0, exponent: 1.0 }, 0)?;
@@ -175,5 +215,6 @@ fn main() -> anyhow::Result<()> {
     let step_ms = batch as f64 * 1e3 / best(&raws);
     println!("sampling + targets: {sample_ms:.3} ms/batch vs {step_ms:.1} ms/step -> overhead bound {:.3}", step_ms / (step_ms + sample_ms));
     println!("ratio (best/best): {:.3}; per pair: {:?}", best(&learns) / best(&raws), raws.iter().zip(&learns).map(|(r, l)| format!("{:.3}", l / r)).collect::<Vec<_>>());
+
     Ok(())
 }

@@ -3,6 +3,7 @@
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 use vzero_mcts::Knowledge;
+use vzero_model::TrainPrecision;
 
 /// Learning-rate schedule after warm-up (`lr` is the base rate).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -45,6 +46,11 @@ pub struct LearnConfig {
     pub publish_every: u64,
     /// Torch intra-op threads of the learner process.
     pub threads: usize,
+    /// Precision of the training passes: "f32" (default), "bf16" (BF16 convolutions and linear
+    /// layers, f32 weights, optimizer and losses) or "auto" (BF16 on a CPU with AMX-BF16).
+    /// docs/strength.md has the measurement that keeps f32 the default.
+    #[serde(default)]
+    pub precision: TrainPrecision,
     /// Append a metrics.csv row every this many steps (default 10).
     #[serde(default = "default_log_every")]
     pub log_every: u64,
@@ -187,6 +193,7 @@ impl LearnConfig {
             window_scale: 8.0,
             publish_every: 100,
             threads: 2,
+            precision: TrainPrecision::F32,
             log_every: 10,
             moves_left_weight: 0.1,
             value_q_ratio: default_value_q_ratio(),

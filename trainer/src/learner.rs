@@ -222,6 +222,7 @@ impl Learner {
             short_term_value_weight: cfg.short_term_value_weight,
             material_weight: cfg.material_weight,
             grad_clip_norm: None,
+            precision: cfg.precision,
         };
         let trainer = Trainer::new(&model, tc)?;
         let expect = ChunkExpect { variant: name.clone(), encoding_version: ENCODING_VERSION, planes: Some(shape), policy_size: Some(mv.len()) };

@@ -37,6 +37,7 @@ fn cfg() -> LearnConfig {
         window_scale: 8.0,
         publish_every: 20,
         threads: 1,
+        precision: Default::default(),
         log_every: 5,
         moves_left_weight: 0.1,
         value_q_ratio: 0.0,
