@@ -18,7 +18,7 @@ use vzero_trainer::{LearnStatus, LearnSummary, Learner, StopReason};
 
 use crate::config::RunConfig;
 use crate::switch;
-use crate::teachers::{TeacherConfig, Teachers};
+use crate::teachers::{selfplay_workers, TeacherConfig, Teachers};
 
 /// Where a run's config comes from, and the overrides of the command line.
 #[derive(Clone, Debug, Default)]
@@ -147,6 +147,9 @@ impl Session {
                 cfg.teacher = Some(TeacherConfig { spec: spec.to_string(), fallback: None, ..base });
             }
         }
+        if let (Some(_), Some(t)) = (choice.workers, cfg.teacher.as_mut()) {
+            t.selfplay_workers = None; // --workers counts with or without a teacher
+        }
         cfg.validate()?;
         Ok(Session { run, cfg, variant })
     }
@@ -176,11 +179,11 @@ impl Session {
         self.cfg.device.parse::<DeviceChoice>().map_err(anyhow::Error::msg)?.resolve().map_err(Into::into)
     }
 
-    /// Starts the self-play worker threads.
-    fn spawn_workers(&self, stop: &Arc<AtomicBool>, stats: &Arc<Stats>, max_games: Option<u64>) -> Result<Vec<std::thread::JoinHandle<Result<()>>>> {
+    /// Starts `n` self-play worker threads.
+    fn spawn_workers(&self, n: usize, stop: &Arc<AtomicBool>, stats: &Arc<Stats>, max_games: Option<u64>) -> Result<Vec<std::thread::JoinHandle<Result<()>>>> {
         let device = self.device()?;
         let host = std::process::id();
-        (0..self.cfg.selfplay.workers)
+        (0..n)
             .map(|i| {
                 let ctx = WorkerContext {
                     run: self.run.clone(),
@@ -236,8 +239,12 @@ impl Session {
         let _heartbeat = heartbeat(run, "train", Some(stats.clone()), Some(counters.clone()), on);
         let counted = stats.clone();
         learner.count_games(move || counted.games.load(Ordering::Relaxed)); // games/s for TensorBoard
-        let workers = self.spawn_workers(&stop, &stats, limits.games)?;
         let teachers = cfg.teacher.as_ref().map(|t| Teachers::start(run, variant, t)).transpose()?;
+        let n = selfplay_workers(cfg.selfplay.workers, cfg.teacher.as_ref().zip(teachers.as_ref()).map(|(c, t)| (c, &t.stats.teacher)));
+        if n != cfg.selfplay.workers {
+            on(Event::Note(&format!("self-play: {n} worker(s) beside the teacher ([teacher] selfplay_workers; [selfplay] workers = {} without it)", cfg.selfplay.workers)));
+        }
+        let workers = self.spawn_workers(n, &stop, &stats, limits.games)?;
         // self-play figures, then the teachers'
         let played = || match &teachers {
             Some(t) => format!("{} | {}", selfplay_line(&stats), t.stats.line()),
@@ -364,7 +371,7 @@ impl Session {
         let start = Instant::now();
         let stop = Arc::new(AtomicBool::new(false));
         let stats = Arc::new(Stats::default());
-        let workers = self.spawn_workers(&stop, &stats, limits.games)?;
+        let workers = self.spawn_workers(self.cfg.selfplay.workers, &stop, &stats, limits.games)?;
         self.store_config()?;
         let _heartbeat = heartbeat(&self.run, "selfplay", Some(stats.clone()), None, on);
         while limits.minutes.is_none_or(|m| start.elapsed().as_secs_f64() < m * 60.0) && !workers.iter().all(|w| w.is_finished()) {

@@ -43,6 +43,12 @@ pub struct TeacherConfig {
     /// self-play workers and the learner, so `[selfplay] workers` is usually lowered by as many.
     #[serde(default = "default_workers")]
     pub workers: usize,
+    /// Self-play workers while a teacher teaches, in place of `[selfplay] workers` (unset: that
+    /// value). A run whose teacher cannot start and falls back to `"off"` keeps
+    /// `[selfplay] workers`, so one config serves machines with and without the engine; a
+    /// `--workers` on the command line overrides both.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selfplay_workers: Option<usize>,
     /// Positions labelled per batch: drawn from one self-play chunk (the newest one no teacher
     /// has taken), written as one chunk.
     #[serde(default = "default_batch")]
@@ -71,7 +77,15 @@ fn default_poll() -> f64 {
 impl TeacherConfig {
     /// `spec` with the defaults of the other fields (no fallback).
     pub fn new(spec: &str) -> TeacherConfig {
-        TeacherConfig { spec: spec.to_string(), fallback: None, workers: default_workers(), batch: default_batch(), cp_scale: default_cp_scale(), poll_seconds: default_poll() }
+        TeacherConfig {
+            spec: spec.to_string(),
+            fallback: None,
+            workers: default_workers(),
+            selfplay_workers: None,
+            batch: default_batch(),
+            cp_scale: default_cp_scale(),
+            poll_seconds: default_poll(),
+        }
     }
 
     /// Checks the fields, naming the first one that is wrong.
@@ -80,8 +94,8 @@ impl TeacherConfig {
         if let Some(f) = self.fallback.as_deref().filter(|f| *f != "off") {
             PlayerSpec::parse(f).with_context(|| format!("teacher.fallback '{f}' (a player spec, or \"off\")"))?;
         }
-        if self.workers == 0 || self.batch == 0 {
-            bail!("teacher.workers and teacher.batch must be at least 1");
+        if self.workers == 0 || self.batch == 0 || self.selfplay_workers == Some(0) {
+            bail!("teacher.workers, teacher.selfplay_workers and teacher.batch must be at least 1");
         }
         if !(self.cp_scale.is_finite() && self.cp_scale > 0.0) {
             bail!("teacher.cp_scale must be > 0, not {}", self.cp_scale);
@@ -118,6 +132,15 @@ pub enum Choice {
     Teach(String),
     /// No teacher: `spec` could not start and the fallback is `"off"`.
     Off,
+}
+
+/// Self-play workers of a run whose teacher is `teaching` (None: no `[teacher]` section): the
+/// teacher's `selfplay_workers` while a teacher teaches, else `selfplay_workers`.
+pub fn selfplay_workers(selfplay_workers: usize, teacher: Option<(&TeacherConfig, &Choice)>) -> usize {
+    match teacher {
+        Some((cfg, Choice::Teach(_))) => cfg.selfplay_workers.unwrap_or(selfplay_workers),
+        _ => selfplay_workers,
+    }
 }
 
 /// What the teacher workers did (counters shared with the session's progress line).
@@ -334,6 +357,26 @@ mod tests {
         // a fallback is a player spec or "off"
         assert!(cfg("alphabeta:2", Some("nonsense")).validate().is_err());
         assert!(cfg("alphabeta:2", Some("off")).validate().is_ok());
+    }
+
+    #[test]
+    fn selfplay_workers_follow_the_teacher_that_teaches() {
+        let v = Variant::builtin("empire").unwrap();
+        let missing = "uci:/nonexistent/vzero-teacher-engine:nodes=10";
+        let one = |spec: &str, fallback: &str| TeacherConfig { selfplay_workers: Some(1), ..cfg(spec, Some(fallback)) };
+        // a teacher teaches: its selfplay_workers
+        let c = one("alphabeta:1", "off");
+        assert_eq!(selfplay_workers(2, Some((&c, &c.choose(v).0))), 1);
+        // its fallback teaches: the same
+        let c = one(missing, "alphabeta:1");
+        assert_eq!(selfplay_workers(2, Some((&c, &c.choose(v).0))), 1);
+        // no teacher after all (fallback "off"), no [teacher] section, or the key unset: [selfplay] workers
+        let c = one(missing, "off");
+        assert_eq!(selfplay_workers(2, Some((&c, &c.choose(v).0))), 2);
+        assert_eq!(selfplay_workers(2, None), 2);
+        let c = cfg("alphabeta:1", Some("off"));
+        assert_eq!(selfplay_workers(2, Some((&c, &c.choose(v).0))), 2);
+        assert!(TeacherConfig { selfplay_workers: Some(0), ..c }.validate().is_err());
     }
 
     #[test]
