@@ -134,8 +134,9 @@ pub enum Choice {
     Off,
 }
 
-/// Self-play workers of a run whose teacher is `teaching` (None: no `[teacher]` section): the
-/// teacher's `selfplay_workers` while a teacher teaches, else `selfplay_workers`.
+/// Self-play workers of a run: the `[teacher]` section's `selfplay_workers` when `teacher` (the
+/// section and the choice made at the start) teaches, else `selfplay_workers`
+/// (`[selfplay] workers`; also when `teacher` is None: no `[teacher]` section).
 pub fn selfplay_workers(selfplay_workers: usize, teacher: Option<(&TeacherConfig, &Choice)>) -> usize {
     match teacher {
         Some((cfg, Choice::Teach(_))) => cfg.selfplay_workers.unwrap_or(selfplay_workers),
