@@ -1,24 +1,30 @@
 #!/usr/bin/env python3
 """A vzero NNUE net in a real Fairy-Stockfish: its `eval` against `vzero nnue eval`.
 
-Fairy-Stockfish cannot run in the tests or CI (its binary is not there), so this is the by-hand
-check of docs/nnue.md: build Fairy-Stockfish with largeboards=yes, then
+By default the engine is scripts/fairy-stockfish (Fairy-Stockfish from the pyffish wheel) with
+vzero's definitions (scripts/fsf/variants.ini); vzero/tests/fsf_engine.rs runs this on nets the
+NNUE loop made, and it checks any other build the same way:
 
-    .venv/bin/python scripts/fsf_nnue.py --fsf /path/to/fairy-stockfish \
-        --ini /path/to/Fairy-Stockfish/src/variants.ini --variant empire --net empire-….nnue
+    .venv/bin/python scripts/fsf_nnue.py --variant empire --net empire-….nnue \
+        [--fsf /path/to/fairy-stockfish --ini /path/to/variants.ini] [--positions 200]
 
 Positions: seeded random games played with pyffish (from .venv; variants from
-scripts/fsf/variants.ini), one position taken every few plies, positions in check left out
+scripts/fsf/variants.ini), captures and promotions chosen more often than uniform (so that hands
+and promoted pieces show up), one position taken every few plies, positions in check left out
 (Fairy-Stockfish's `eval` prints no NNUE line there). For each, Fairy-Stockfish (with
-`EvalFile` = the net) prints `NNUE evaluation +X.XX (white side)` and so does
-`vzero nnue eval`; the lines must be equal. Exit status 0 when all are, 1 otherwise.
+`EvalFile` = the net, `Use NNUE` on) prints `NNUE evaluation +X.XX (white side)` and so does
+`vzero nnue eval --fens` (the net read once); the lines must be equal. The last line counts them,
+and the positions with pieces in hand and with promoted pieces. Exit status 0 when all are
+equal, 1 otherwise (also when the engine exits, or nothing answers within --timeout seconds).
 """
 
 import argparse
 import os
 import random
+import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -89,9 +95,16 @@ def positions(variant, n, seed):
             legal = sf.legal_moves(variant, fen, [])
             if not legal:
                 break
-            # captures and drops more often than uniform, so that hands and odd material show up
-            caps = [m for m in legal if "@" in m or sf.get_san(variant, fen, m).find("x") >= 0] if rng.random() < 0.3 else []
-            m = rng.choice(caps or legal)
+            # captures, drops and promotions more often than uniform, so that hands, promoted
+            # pieces and odd material show up
+            r = rng.random()
+            if r < 0.3:
+                pick = [m for m in legal if "@" in m or sf.get_san(variant, fen, m).find("x") >= 0]
+            elif r < 0.5:
+                pick = [m for m in legal if m.endswith("+")]
+            else:
+                pick = []
+            m = rng.choice(pick or legal)
             fen = sf.get_fen(variant, fen, [m])
             if ply % 5 == 4 and fen not in seen and not sf.gives_check(variant, fen, []) and sf.legal_moves(variant, fen, []):
                 seen.add(fen)
@@ -101,44 +114,77 @@ def positions(variant, n, seed):
     return out
 
 
+def board(fen):
+    """The board part of a FEN, without its hand."""
+    return fen.split()[0].split("[")[0]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--fsf", required=True, help="Fairy-Stockfish binary (built with largeboards=yes)")
-    ap.add_argument("--ini", required=True, help="its src/variants.ini")
+    ap.add_argument("--fsf", default=os.path.join(HERE, "fairy-stockfish"), help="Fairy-Stockfish (default: the pyffish launcher)")
+    ap.add_argument("--ini", default=os.path.join(HERE, "fsf", "variants.ini"), help="variant definitions (default: vzero's)")
     ap.add_argument("--vzero", default=os.path.join(ROOT, "target", "release", "vzero"))
     ap.add_argument("--variant", required=True)
     ap.add_argument("--net", required=True, help=".nnue file (its name must start with the variant's)")
     ap.add_argument("--positions", type=int, default=200)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--show", type=int, default=5, help="mismatches to print")
+    ap.add_argument("--timeout", type=int, default=600, help="seconds for the whole check")
     a = ap.parse_args()
     net = os.path.abspath(a.net)
     if not os.path.basename(net).startswith(a.variant):
         sys.exit(f"fsf_nnue: {net}: Fairy-Stockfish loads a net only if its file name starts with the variant's name ({a.variant})")
+
+    def too_long(*_):
+        print(f"fsf_nnue: no result within {a.timeout} s", flush=True)
+        os._exit(1)
+
+    signal.signal(signal.SIGALRM, too_long)
+    signal.alarm(a.timeout)
     t0 = time.time()
     fens = positions(a.variant, a.positions, a.seed)
-    eng = Engine(a.fsf, a.ini, a.variant, net)
+    with tempfile.NamedTemporaryFile("w", suffix=".fens", delete=False) as f:
+        f.write("\n".join(fens) + "\n")
+    try:
+        ours = subprocess.run([a.vzero, "nnue", "eval", "--net", net, "--variant", a.variant, "--fens", f.name], capture_output=True, text=True)
+    finally:
+        os.unlink(f.name)
+    if ours.returncode != 0:
+        sys.exit(f"fsf_nnue: vzero nnue eval failed: {ours.stderr.strip()}")
+    mine = {}
+    for line in ours.stdout.splitlines():
+        fen, _, value = line.rpartition(": ")
+        mine[fen] = " ".join(value.split())
+    try:
+        eng = Engine(a.fsf, a.ini, a.variant, net)
+    except (RuntimeError, OSError) as e:
+        sys.exit(f"fsf_nnue: {a.fsf} with EvalFile {net}: {e}")
     equal, missing, shown = 0, 0, 0
     for fen in fens:
-        theirs = eng.nnue_line(fen)
-        ours = subprocess.run([a.vzero, "nnue", "eval", "--net", net, "--variant", a.variant, "--fen", fen], capture_output=True, text=True)
-        if ours.returncode != 0:
-            sys.exit(f"fsf_nnue: vzero nnue eval failed on {fen}: {ours.stderr.strip()}")
-        mine = " ".join(ours.stdout.splitlines()[0].split())
+        try:
+            theirs = eng.nnue_line(fen)
+        except (RuntimeError, OSError) as e:
+            sys.exit(f"fsf_nnue: {a.fsf} on {fen}: {e}")
         if theirs is None:
             missing += 1
             if shown < a.show:
                 print(f"no NNUE line from Fairy-Stockfish for {fen} (did it load the net?)")
                 shown += 1
-        elif theirs == mine:
+        elif theirs == mine.get(fen):
             equal += 1
         elif shown < a.show:
-            print(f"MISMATCH {fen}\n  fairy-stockfish: {theirs}\n  vzero:           {mine}")
+            print(f"MISMATCH {fen}\n  fairy-stockfish: {theirs}\n  vzero:           {mine.get(fen)}")
             shown += 1
     eng.close()
     n = len(fens)
-    print(f"fsf_nnue: {a.variant}, {os.path.basename(net)}: {equal}/{n} positions with the same `NNUE evaluation` line ({missing} without one from Fairy-Stockfish) in {time.time() - t0:.0f} s")
-    sys.exit(0 if equal == n else 1)
+    hands = sum(1 for fen in fens if "[" in fen.split()[0] and fen.split()[0].split("[")[1].rstrip("]"))
+    # promoted pieces other than the start position's promoted fers (shogun's queens)
+    promoted = sum(1 for fen in fens if any(x[:1] not in "fF" for x in board(fen).split("+")[1:]))
+    print(
+        f"fsf_nnue: {a.variant}, {os.path.basename(net)}: {equal}/{n} positions with the same `NNUE evaluation` line "
+        f"({missing} without one from Fairy-Stockfish; {hands} with pieces in hand, {promoted} with promoted pieces) in {time.time() - t0:.0f} s"
+    )
+    sys.exit(0 if equal == n and n > 0 else 1)
 
 
 if __name__ == "__main__":

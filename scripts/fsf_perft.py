@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
-"""Checks a Fairy-Stockfish binary's perft against the oracle (../shared/oracle/*-perft.csv).
+"""Checks a Fairy-Stockfish engine's perft against the oracle (../shared/oracle/*-perft.csv).
 
-The by-hand step before any measurement with a real Fairy-Stockfish (docs/nnue.md): the binary
-built with largeboards=yes must count the same moves as the one the oracle was made with.
+A Fairy-Stockfish (the pyffish launcher scripts/fairy-stockfish, or a native build with
+largeboards=yes) must count the same moves as the one the oracle was made with; scripts/test.sh
+runs this on the launcher at every run, and it is the first step with any other build:
 
-    python3 scripts/fsf_perft.py --fsf /path/to/fairy-stockfish --ini /path/to/variants.ini \
+    python3 scripts/fsf_perft.py [--fsf scripts/fairy-stockfish] [--ini scripts/fsf/variants.ini] \
         [--variant empire --variant shogun] [--max-nodes 2000000]
 
 Prints one line per variant (rows checked, rows equal) and every mismatch; exit status 0 when
-every checked row is equal.
+every checked row is equal, 1 otherwise (also when the engine exits early).
 """
 
 import argparse
@@ -22,8 +23,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--fsf", required=True, help="the Fairy-Stockfish binary")
-    ap.add_argument("--ini", required=True, help="its src/variants.ini")
+    ap.add_argument("--fsf", default=os.path.join(ROOT, "scripts", "fairy-stockfish"), help="the engine (default: the pyffish launcher)")
+    ap.add_argument("--ini", default=os.path.join(ROOT, "scripts", "fsf", "variants.ini"), help="variant definitions (default: vzero's)")
     ap.add_argument("--variant", action="append", help="empire and/or shogun (default both)")
     ap.add_argument("--oracle", default=os.path.join(ROOT, "..", "shared", "oracle"))
     ap.add_argument("--max-nodes", type=int, default=2_000_000, help="skip rows with more nodes")
@@ -44,6 +45,9 @@ def main():
                 if line.startswith("Nodes searched:"):
                     got = int(line.split(":")[1])
                     break
+            if got is None:
+                print(f"fsf_perft: {a.fsf} exited (status {p.wait()}) during {variant} depth {r['depth']} {r['fen']}")
+                sys.exit(1)
             if got == int(r["nodes"]):
                 equal += 1
             else:

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # A checkpoint's strength ladder: the checkpoint (net:CKPT at --sims simulations per move) against
 # random, greedy, alphabeta:2, alphabeta:3 and its run's generation 0 (the same search on the
-# untrained network: what the training itself added), and, when a Fairy-Stockfish binary is given,
-# against it at 1, 10, 100 and 1,000 nodes per move (and, with --movetime MS, vzero's UCI engine
-# on the checkpoint against Fairy-Stockfish both at MS per move: the equal-time row). Every row is
+# untrained network: what the training itself added), and Fairy-Stockfish at 1, 10, 100 and 1,000
+# nodes per move (and, with --movetime MS, vzero's UCI engine on the checkpoint against
+# Fairy-Stockfish both at MS per move: the equal-time row). Every row is
 # `vzero match` (colour-swapped pairs from random openings, pentanomial Elo with its 95% interval
 # when the games come in pairs); one table at the end. A measurement script, not a test.
 #
@@ -13,7 +13,10 @@
 #                     [--gen0 CKPT|none] [--out DIR]
 #
 #   --fsf PATH      a Fairy-Stockfish binary (built with largeboards=yes for empire and shogun);
-#                   --ini defaults to the variants.ini beside it, else scripts/fsf/variants.ini
+#                   --ini defaults to the variants.ini beside it, else scripts/fsf/variants.ini.
+#                   Default: vzero's `fsf` player (Fairy-Stockfish as $VZERO_FSF, else
+#                   fairy-stockfish on the PATH, else scripts/fairy-stockfish from the pyffish
+#                   wheel, with vzero's definitions); --fsf none leaves the Fairy-Stockfish rows out
 #   --games N       games per row (default 100)
 #   --sims N        the checkpoint's simulations per move (default 64)
 #   --gen0 CKPT     the generation-0 row's checkpoint (default: gen-000000-*.json beside CKPT when
@@ -24,7 +27,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -ge 2 ] || usage
 variant=$1 ckpt=$2
 shift 2
@@ -51,12 +54,24 @@ vzero=${VZERO:-target/release/vzero}
 if [ ! -x "$vzero" ]; then
   cargo build --release --locked -p vzero --bin vzero
 fi
+# Fairy-Stockfish: the spec head of its rows (uci:PATH:variantpath=INI, or vzero's fsf player)
+fsf_spec="" fsf_note=""
+if [ "$fsf" = none ]; then
+  fsf=""
+elif [ -z "$fsf" ]; then
+  fsf_spec=fsf
+  # which engine that is (one line, also when it cannot start: then its rows fail)
+  fsf_note=$("$vzero" match fsf:nodes=1 random --variant "$variant" --games 1 --no-progress 2>&1 >/dev/null | sed -n 's/^engine //p; s/^error: //p' | head -n1)
+  echo "ladder.sh: Fairy-Stockfish: $fsf_note" >&2
+fi
 if [ -n "$fsf" ]; then
   [ -x "$fsf" ] || { echo "ladder.sh: Fairy-Stockfish binary '$fsf' is not executable" >&2; exit 1; }
   if [ -z "$ini" ]; then
     if [ -f "$(dirname "$fsf")/variants.ini" ]; then ini=$(dirname "$fsf")/variants.ini; else ini=scripts/fsf/variants.ini; fi
   fi
   [ -f "$ini" ] || { echo "ladder.sh: variants.ini '$ini' not found" >&2; exit 1; }
+  fsf_spec="uci:$fsf:variantpath=$ini"
+  fsf_note="$fsf with $ini"
 fi
 if [ -z "$gen0" ]; then
   gen0=$(ls "$(dirname "$ckpt")"/gen-000000-*.json 2>/dev/null | head -1 || true)
@@ -74,8 +89,8 @@ me="net:$ckpt:$sims"
 rows=()
 opponents=(random greedy alphabeta:2 alphabeta:3)
 if [ -n "$gen0" ]; then opponents+=("net:$gen0:$sims"); fi
-if [ -n "$fsf" ]; then
-  for n in $nodes; do opponents+=("uci:$fsf:variantpath=$ini:nodes=$n:name=fsf-${n}n"); done
+if [ -n "$fsf_spec" ]; then
+  for n in $nodes; do opponents+=("$fsf_spec:nodes=$n:name=fsf-${n}n"); done
 fi
 
 # One row: plays `vzero match A B` and keeps its summary lines.
@@ -100,16 +115,17 @@ play_row() {
 
 for o in "${opponents[@]}"; do
   label=$o
-  case $o in uci:*) label=${o##*:name=} ;; net:*) label="generation 0 ($(basename "$gen0" .json))" ;; esac
+  case $o in uci:*|fsf:*) label=${o##*:name=} ;; net:*) label="generation 0 ($(basename "$gen0" .json))" ;; esac
   play_row "$label" "$me" "$o" "$(printf %s "$label" | tr -c 'A-Za-z0-9_-' '_')"
 done
-if [ -n "$fsf" ] && [ -n "$movetime" ]; then
+if [ -n "$fsf_spec" ] && [ -n "$movetime" ]; then
   play_row "fsf at ${movetime} ms (vzero uci at ${movetime} ms)" \
     "uci:$vzero uci --variant $variant --model $ckpt:movetime=$movetime:name=vzero-${movetime}ms" \
-    "uci:$fsf:variantpath=$ini:movetime=$movetime:name=fsf-${movetime}ms" "fsf_${movetime}ms"
+    "$fsf_spec:movetime=$movetime:name=fsf-${movetime}ms" "fsf_${movetime}ms"
 fi
 
 {
+  if [ -n "$fsf_note" ]; then echo "Fairy-Stockfish: $fsf_note"; echo; fi
   echo "Ladder of $ckpt ($variant, $me, $games games per row, seed $seed, $(date -u +%F))"
   echo
   echo "| opponent | W/D/L, score | Elo [95%] | forfeits |"

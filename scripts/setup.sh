@@ -86,10 +86,15 @@ if [ "${VZERO_SKIP_S3:-0}" != 1 ] && [ ! -e "$motostamp" ]; then
     echo "setup.sh: moto done in $(( $(date +%s) - t0 )) s" >&2
   fi
 fi
-# Fairy-Stockfish's Python binding, for the rules differential test (scripts/fsf_diff.py, run by
-# scripts/test.sh): pyffish, pinned, in the Rust side's .venv (a ~1 MB wheel with no dependencies;
-# .venv exists on every path, .venv-py only when Python torch is wanted). Its own stamp.
-# VZERO_SKIP_FSF=1 skips it (scripts/train.sh does: training does not need it).
+# Fairy-Stockfish, from the package registry: the pinned pyffish wheel (5.6 MB, 18 MB on disk, no
+# dependencies) in the Rust side's .venv. Its extension module holds Fairy-Stockfish's whole engine
+# (large boards, all variants) and exports the engine's `main`; scripts/fairy-stockfish runs that
+# UCI loop, and vzero uses it as Fairy-Stockfish when neither $VZERO_FSF nor fairy-stockfish on the
+# PATH is there: the default teacher of `vzero train` (empire, shogun), `fsf` players, the NNUE
+# loop, and the tests (scripts/fsf_diff.py and scripts/fsf_perft.py in scripts/test.sh, the
+# real-engine tests in vzero/tests/fsf_engine.rs). Installed with training too (scripts/train.sh).
+# Its own stamp, written only after the launcher answered `uci` with Fairy-Stockfish's `id name`.
+# VZERO_SKIP_FSF=1 skips it (then the teacher falls back to self-play alone, and the tests fail).
 PYFFISH_VERSION=0.0.90
 fsfstamp="$VENV/.setup-pyffish-$PYFFISH_VERSION"
 if [ "${VZERO_SKIP_FSF:-0}" != 1 ] && [ ! -e "$fsfstamp" ]; then
@@ -97,11 +102,16 @@ if [ "${VZERO_SKIP_FSF:-0}" != 1 ] && [ ! -e "$fsfstamp" ]; then
   if command -v flock >/dev/null; then flock 6; fi
   if [ ! -e "$fsfstamp" ]; then
     t0=$(date +%s)
-    echo "setup.sh: installing pyffish==$PYFFISH_VERSION into $VENV (rules differential test) ..." >&2
+    echo "setup.sh: installing pyffish==$PYFFISH_VERSION into $VENV (Fairy-Stockfish for scripts/fairy-stockfish) ..." >&2
     "$VENV/bin/python" -m pip install --disable-pip-version-check --no-cache-dir -q "pyffish==$PYFFISH_VERSION"
     "$VENV/bin/python" -c 'import pyffish; pyffish.version()' >/dev/null
+    id=$(printf 'uci\nquit\n' | timeout 60 scripts/fairy-stockfish 2>&1 | sed -n 's/^id name //p' | head -n1)
+    case "$id" in
+      Fairy-Stockfish*) ;;
+      *) echo "setup.sh: scripts/fairy-stockfish does not answer 'uci' as Fairy-Stockfish (got '${id:-nothing}')" >&2; exit 1 ;;
+    esac
     touch "$fsfstamp"
-    echo "setup.sh: pyffish done in $(( $(date +%s) - t0 )) s" >&2
+    echo "setup.sh: pyffish done in $(( $(date +%s) - t0 )) s: scripts/fairy-stockfish is $id" >&2
   fi
 fi
 # Python with torch, for the TorchScript/ONNX export check (vzero/tests/export_cli.rs) and for

@@ -23,8 +23,15 @@ if [ "${VZERO_SKIP_FSF:-0}" != 1 ]; then
     cargo build --release --locked -p vzero --bin vzero
   fi
   .venv/bin/python scripts/fsf_diff.py --vzero target/release/vzero
+  # The engine itself (scripts/fairy-stockfish: Fairy-Stockfish's UCI loop from the pyffish wheel,
+  # vzero's default teacher) against the oracle: every perft row of ../shared/oracle up to 2,000,000
+  # nodes, empire and shogun, with vzero's definitions (scripts/fsf/variants.ini); ~10 s.
+  if ! .venv/bin/python scripts/fsf_perft.py --fsf scripts/fairy-stockfish --ini scripts/fsf/variants.ini; then
+    echo "test.sh: FAILED: Fairy-Stockfish (scripts/fairy-stockfish, pyffish from .venv) does not count the oracle's perft (../shared/oracle/*-perft.csv): see the lines above" >&2
+    exit 1
+  fi
 else
-  echo "test.sh: VZERO_SKIP_FSF=1: the Fairy-Stockfish differential test (scripts/fsf_diff.py) is skipped" >&2
+  echo "test.sh: VZERO_SKIP_FSF=1: the Fairy-Stockfish differential test (scripts/fsf_diff.py) and perft check (scripts/fsf_perft.py) are skipped" >&2
 fi
 # Faults together (docs/reliability.md): processes SIGKILLed, a second learner, a paused and a
 # failing S3 server, a full disk, with `vzero check` after each; the short form, ~4 minutes.

@@ -11,9 +11,10 @@ if ! command -v cargo >/dev/null; then
   echo "error: cargo not found; install Rust (https://rustup.rs) first" >&2
   exit 1
 fi
-# Training needs only the Rust side's LibTorch: skip the test-only installs (Python torch for the
-# export check, ~4.7 GB; the S3 test server; pyffish for the rules differential test).
-# scripts/test.sh installs them.
-VZERO_SKIP_PYTHON=1 VZERO_SKIP_S3=1 VZERO_SKIP_FSF=1 bash scripts/setup.sh
+# Training needs the Rust side's LibTorch and Fairy-Stockfish (pyffish, a 5.6 MB download: the
+# default teacher of empire and shogun, run by scripts/fairy-stockfish); it skips the test-only
+# installs (Python torch for the export check, ~4.7 GB; the S3 test server), which
+# scripts/test.sh adds.
+VZERO_SKIP_PYTHON=1 VZERO_SKIP_S3=1 bash scripts/setup.sh
 cargo build --release --locked -p vzero
 ./target/release/vzero train --variant empire --run "$run" --minutes "$minutes" "$@"

@@ -28,4 +28,4 @@ pub use matches::{play_game, read_book, run_match, GameOutcome, MatchConfig, Mat
 pub use pgn::{parse_pgn, read_pgn_file, PgnError, PgnGame};
 pub use player::{NetOptions, Player, PlayerSpec};
 pub use ratings::{compute_ratings, format_table, GameRecord, Rating};
-pub use uci_engine::{fsf_command, UciEngine, UciEngineSpec, VariantIni, VZERO_VARIANTS_INI};
+pub use uci_engine::{find_fsf, fsf_command, fsf_launcher, EngineInfo, FsfSource, UciEngine, UciEngineSpec, VariantIni, VZERO_VARIANTS_INI};

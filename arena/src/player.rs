@@ -29,12 +29,11 @@
 //!   (`go movetime MS`), `opt=Name=Value` (`setoption`, repeatable), `variantpath=PATH`
 //!   (`setoption name VariantPath`), `name=LABEL` (name in results and PGN),
 //!   `timeout=MS` (extra time allowed per move before the engine forfeits, default 10000).
-//! * `fsf` — Fairy-Stockfish: `uci:` with the program `$VZERO_FSF` (else `fairy-stockfish` on
-//!   the `PATH`) and vzero's own definitions of empire and shogun (`scripts/fsf/variants.ini`,
-//!   built in) unless `variantpath=` is given; e.g. `fsf:nodes=1` or `fsf:movetime=100`. Those
-//!   definitions follow the rules (they pass `scripts/fsf_diff.py`), not Fairy-Stockfish's own
-//!   piece types (empire's soldier is a custom piece there), so an NNUE net made for
-//!   Fairy-Stockfish's `src/variants.ini` needs `variantpath=` that file.
+//! * `fsf` — Fairy-Stockfish: `uci:` with the program `$VZERO_FSF`, else `fairy-stockfish` on
+//!   the `PATH`, else `scripts/fairy-stockfish` (the engine inside the pinned `pyffish` wheel,
+//!   which `scripts/setup.sh` installs), and vzero's own definitions of empire and shogun
+//!   (`scripts/fsf/variants.ini`, built in; the same piece types as Fairy-Stockfish's own, so
+//!   its NNUE nets load) unless `variantpath=` is given; e.g. `fsf:nodes=1` or `fsf:movetime=100`.
 //!
 //! A player's display name is the spec itself unless `name=` is given (for `net:` the file stem
 //! replaces the path).
@@ -50,7 +49,7 @@ use vzero_rules::{Game, Move, MoveKind, Outcome, Variant};
 
 use crate::engine::{search_move, Evaluator, Limits, NetEvaluator};
 use crate::think::Score;
-use crate::uci_engine::{UciEngine, UciEngineSpec};
+use crate::uci_engine::{EngineInfo, UciEngine, UciEngineSpec};
 
 /// Something that plays moves.
 pub trait Player: Send {
@@ -158,6 +157,15 @@ impl PlayerSpec {
                 format!("net:{stem}:{root}{sims}{}", options.suffix())
             }
             PlayerSpec::Uci(u) => u.name(),
+        }
+    }
+
+    /// For an engine (`uci:`, `fsf`), what runs, from starting it once (see
+    /// [`UciEngineSpec::identify`]); `None` for vzero's own players.
+    pub fn identify(&self, variant: Variant) -> Result<Option<EngineInfo>> {
+        match self {
+            PlayerSpec::Uci(u) => u.identify(variant).map(Some),
+            _ => Ok(None),
         }
     }
 

@@ -4,9 +4,12 @@
 //! or an illegal move is an error, which forfeits the game; the process is killed when the
 //! player is dropped.
 
+use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
@@ -58,14 +61,103 @@ impl VariantIni {
     }
 }
 
-/// The command `fsf` runs: `$VZERO_FSF` (split on whitespace, like `uci:CMD`) when set, else
-/// `fairy-stockfish` on the `PATH`.
-pub fn fsf_command() -> Vec<String> {
+/// Where [`find_fsf`] found Fairy-Stockfish.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FsfSource {
+    /// `$VZERO_FSF`.
+    EnvVar,
+    /// `fairy-stockfish` on the `PATH`.
+    Path,
+    /// `scripts/fairy-stockfish`: the engine compiled into the pinned `pyffish` wheel.
+    Launcher,
+    /// Nowhere: the command is plain `fairy-stockfish`, which will not start.
+    Missing,
+}
+
+impl FsfSource {
+    /// How the start notes name it.
+    pub fn describe(&self) -> &'static str {
+        match self {
+            FsfSource::EnvVar => "$VZERO_FSF",
+            FsfSource::Path => "fairy-stockfish on the PATH",
+            FsfSource::Launcher => "the pyffish launcher",
+            FsfSource::Missing => "not found",
+        }
+    }
+}
+
+/// The launcher's path inside a checkout.
+const LAUNCHER: &str = "scripts/fairy-stockfish";
+
+/// An executable file (not a directory).
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// The pyffish launcher (`scripts/fairy-stockfish`) of the checkout this program was built in:
+/// looked for above the running executable (`target/release/vzero`, a test binary in
+/// `target/release/deps`), then above the working directory.
+pub fn fsf_launcher() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok().and_then(|e| e.canonicalize().ok());
+    let cwd = std::env::current_dir().ok();
+    let starts = exe.as_deref().and_then(Path::parent).into_iter().chain(cwd.as_deref());
+    for start in starts {
+        for dir in start.ancestors() {
+            let p = dir.join(LAUNCHER);
+            if is_executable(&p) && dir.join("scripts/fsf/variants.ini").is_file() {
+                return Some(p);
+            }
+        }
+    }
+    None
+}
+
+/// Fairy-Stockfish's command and where it came from: `$VZERO_FSF` (split on whitespace, like
+/// `uci:CMD`) when set, else `fairy-stockfish` on the `PATH`, else the pyffish launcher
+/// ([`fsf_launcher`]), else plain `fairy-stockfish` ([`FsfSource::Missing`]: starting it fails
+/// with a message naming all three).
+pub fn find_fsf() -> (Vec<String>, FsfSource) {
     let cmd: Vec<String> = std::env::var("VZERO_FSF").unwrap_or_default().split_whitespace().map(str::to_string).collect();
-    if cmd.is_empty() {
-        vec!["fairy-stockfish".to_string()]
-    } else {
-        cmd
+    if !cmd.is_empty() {
+        return (cmd, FsfSource::EnvVar);
+    }
+    let on_path = std::env::var_os("PATH").and_then(|p| std::env::split_paths(&p).map(|d| d.join("fairy-stockfish")).find(|p| is_executable(p)));
+    if let Some(p) = on_path {
+        return (vec![p.to_string_lossy().into_owned()], FsfSource::Path);
+    }
+    match fsf_launcher() {
+        Some(p) => (vec![p.to_string_lossy().into_owned()], FsfSource::Launcher),
+        None => (vec!["fairy-stockfish".to_string()], FsfSource::Missing),
+    }
+}
+
+/// The command `fsf` runs ([`find_fsf`]).
+pub fn fsf_command() -> Vec<String> {
+    find_fsf().0
+}
+
+/// What an engine is, from starting it ([`UciEngineSpec::identify`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct EngineInfo {
+    /// The spec's display name (`fsf:nodes=1000`).
+    pub name: String,
+    /// Its `id name` (`Fairy-Stockfish 230826 LB`).
+    pub id_name: Option<String>,
+    /// The program and its arguments.
+    pub command: String,
+    /// Where Fairy-Stockfish came from, when the command is the one [`find_fsf`] gives.
+    pub source: Option<FsfSource>,
+}
+
+impl std::fmt::Display for EngineInfo {
+    /// `fsf:nodes=1000: Fairy-Stockfish 230826 LB (/repo/scripts/fairy-stockfish, the pyffish launcher)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {} ({}", self.name, self.id_name.as_deref().unwrap_or("no id name"), self.command)?;
+        if let Some(s) = &self.source {
+            write!(f, ", {}", s.describe())?;
+        }
+        write!(f, ")")
     }
 }
 
@@ -150,6 +242,19 @@ impl UciEngineSpec {
         Ok(spec)
     }
 
+    /// Starts the engine once (and stops it) to see what it is; an engine that cannot start
+    /// for `variant` is the error [`UciEngine::start`] gives.
+    pub fn identify(&self, variant: Variant) -> Result<EngineInfo> {
+        let e = UciEngine::start(self, variant)?;
+        let (cmd, source) = find_fsf();
+        Ok(EngineInfo {
+            name: self.name(),
+            id_name: e.id_name().map(str::to_string),
+            command: self.command.join(" "),
+            source: (cmd == self.command).then_some(source),
+        })
+    }
+
     /// Display name.
     pub fn name(&self) -> String {
         if let Some(l) = &self.label {
@@ -174,27 +279,36 @@ pub struct UciEngine {
     child: Child,
     stdin: ChildStdin,
     lines: Receiver<String>,
+    /// The last lines the engine wrote to its standard error (for error messages).
+    stderr: Arc<Mutex<VecDeque<String>>>,
     variant: Variant,
+    id_name: Option<String>,
 }
 
+/// Lines of the engine's standard error kept for error messages.
+const STDERR_LINES: usize = 4;
+
 impl UciEngine {
-    /// Starts the engine, handshakes (`uci`/`uciok`), sets the variant and options, and waits for `readyok`.
+    /// Starts the engine, handshakes (`uci`/`uciok`), sets the variant and options, and waits for
+    /// `readyok`. Fairy-Stockfish (its `id name` says so) must announce the variant
+    /// (`info string variant V …`): it keeps playing chess when its `VariantPath` lacks V.
     pub fn start(spec: &UciEngineSpec, variant: Variant) -> Result<UciEngine> {
         let mut child = Command::new(&spec.command[0])
             .args(&spec.command[1..])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
             .spawn()
             .with_context(|| {
                 let hint = match spec.variant_path {
-                    Some(VariantIni::Vzero) => " (fsf: set VZERO_FSF to a Fairy-Stockfish binary built with largeboards=yes, or put fairy-stockfish on the PATH)",
+                    Some(VariantIni::Vzero) => " (fsf: Fairy-Stockfish is $VZERO_FSF, else fairy-stockfish on the PATH, else scripts/fairy-stockfish with the pyffish that scripts/setup.sh installs)",
                     _ => "",
                 };
                 format!("cannot run '{}'{hint}", spec.command.join(" "))
             })?;
         let stdin = child.stdin.take().expect("piped");
         let stdout = child.stdout.take().expect("piped");
+        let errout = child.stderr.take().expect("piped");
         let (tx, rx) = channel();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
@@ -204,9 +318,31 @@ impl UciEngine {
                 }
             }
         });
-        let mut e = UciEngine { spec: spec.clone(), name: spec.name(), child, stdin, lines: rx, variant };
+        let stderr = Arc::new(Mutex::new(VecDeque::new()));
+        let tail = stderr.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(errout).lines() {
+                let Ok(line) = line else { break };
+                let mut t = tail.lock().unwrap_or_else(|e| e.into_inner());
+                if t.len() == STDERR_LINES {
+                    t.pop_front();
+                }
+                t.push_back(line);
+            }
+        });
+        let mut e = UciEngine { spec: spec.clone(), name: spec.name(), child, stdin, lines: rx, stderr, variant, id_name: None };
         e.send("uci")?;
-        e.wait_for(|l| l == "uciok", spec.timeout)?;
+        let mut id = None;
+        e.wait_for(
+            |l| {
+                if let Some(n) = l.strip_prefix("id name ") {
+                    id = Some(n.trim().to_string());
+                }
+                l == "uciok"
+            },
+            spec.timeout,
+        )?;
+        e.id_name = id;
         if let Some(ini) = &spec.variant_path {
             if *ini == VariantIni::Vzero && variant.name() != "chess" && !VariantIni::defines_vzero(variant.name()) {
                 bail!("vzero's Fairy-Stockfish definitions hold empire and shogun, not {}: give variantpath= a file that defines it", variant.name());
@@ -220,12 +356,46 @@ impl UciEngine {
         for (n, v) in &spec.options {
             e.send(&format!("setoption name {n} value {v}"))?;
         }
-        e.sync()?;
+        let announced = format!("info string variant {} ", variant.name());
+        let mut seen = false;
+        e.send("isready")?;
+        e.wait_for(
+            |l| {
+                seen |= l.starts_with(&announced);
+                l == "readyok"
+            },
+            spec.timeout,
+        )?;
+        let fsf = e.id_name.as_deref().is_some_and(|n| n.starts_with("Fairy-Stockfish"));
+        if fsf && variant.name() != "chess" && !seen {
+            let from = match &spec.variant_path {
+                Some(ini) => format!("its VariantPath {}", ini.path().unwrap_or_default()),
+                None => "its built-in variants (no variantpath=)".to_string(),
+            };
+            bail!("{}: Fairy-Stockfish does not know {} ({} lacks it, or cannot be read)", e.name, variant.name(), from);
+        }
         Ok(e)
     }
 
+    /// The engine's `id name` (e.g. `Fairy-Stockfish 230826 LB`), if it sent one.
+    pub fn id_name(&self) -> Option<&str> {
+        self.id_name.as_deref()
+    }
+
     fn send(&mut self, line: &str) -> Result<()> {
-        writeln!(self.stdin, "{line}").and_then(|_| self.stdin.flush()).map_err(|e| anyhow!("{}: engine closed its input ({e})", self.name))
+        writeln!(self.stdin, "{line}").and_then(|_| self.stdin.flush()).map_err(|e| anyhow!("{}: engine closed its input ({e}){}", self.name, self.last_words()))
+    }
+
+    /// `; it said: …` with the last lines of the engine's standard error, or nothing.
+    fn last_words(&self) -> String {
+        // the reader thread may still be taking the last lines in
+        std::thread::sleep(Duration::from_millis(20));
+        let t = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
+        if t.is_empty() {
+            String::new()
+        } else {
+            format!("; it said: {}", t.iter().map(|l| l.trim()).collect::<Vec<_>>().join(" / "))
+        }
     }
 
     /// Waits for a line satisfying `pred` (which sees every line), returning it.
@@ -241,8 +411,16 @@ impl UciEngine {
                 }
                 Err(RecvTimeoutError::Timeout) => bail!("{}: no answer within {:.1} s", self.name, timeout.as_secs_f64()),
                 Err(RecvTimeoutError::Disconnected) => {
-                    let status = self.child.try_wait().ok().flatten().map_or("exited".to_string(), |s| s.to_string());
-                    bail!("{}: engine terminated ({status})", self.name)
+                    let t = Instant::now();
+                    let mut status = None;
+                    while status.is_none() && t.elapsed() < Duration::from_millis(500) {
+                        status = self.child.try_wait().ok().flatten();
+                        if status.is_none() {
+                            std::thread::sleep(Duration::from_millis(5));
+                        }
+                    }
+                    let status = status.map_or("exited".to_string(), |s| s.to_string());
+                    bail!("{}: engine terminated ({status}){}", self.name, self.last_words())
                 }
             }
         }
@@ -280,7 +458,13 @@ impl Player for UciEngine {
         &self.name
     }
 
+    /// `ucinewgame`; an engine that has died since the last game (it forfeited that one) is
+    /// started again first.
     fn new_game(&mut self) -> Result<()> {
+        if matches!(self.child.try_wait(), Ok(Some(_))) {
+            let fresh = UciEngine::start(&self.spec, self.variant)?;
+            *self = fresh;
+        }
         self.send("ucinewgame")?;
         self.sync()
     }

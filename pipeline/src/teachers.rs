@@ -106,23 +106,53 @@ impl TeacherConfig {
         Ok(())
     }
 
-    /// The teacher of a run on `variant`, and why `spec` was passed over when it was: with a
-    /// fallback, `spec` is started once (and stopped) to see that it runs.
-    pub fn choose(&self, variant: Variant) -> (Choice, Option<String>) {
-        let Some(fallback) = &self.fallback else { return (Choice::Teach(self.spec.clone()), None) };
-        let trial = PlayerSpec::parse(&self.spec).and_then(|p| p.build(variant, 0).map(drop));
-        match trial {
-            Ok(()) => (Choice::Teach(self.spec.clone()), None),
-            Err(e) => {
+    /// The teacher of a run on `variant`, and notes for the run's start: an engine (`fsf`,
+    /// `uci:`) is started once (and stopped) to name it (`teacher fsf:nodes=1000:
+    /// Fairy-Stockfish … (PROGRAM, where it came from)`); a `spec` that cannot start gives way to
+    /// the fallback, with a note saying why (without a fallback it is kept, with a warning:
+    /// each batch tries again). Other players are tried only when there is a fallback.
+    pub fn choose(&self, variant: Variant) -> Chosen {
+        let parsed = PlayerSpec::parse(&self.spec);
+        let engine = matches!(parsed, Ok(PlayerSpec::Uci(_)));
+        if self.fallback.is_none() && !engine {
+            return Chosen { choice: Choice::Teach(self.spec.clone()), notes: Vec::new(), engine: None };
+        }
+        let trial = parsed.and_then(|p| match p.identify(variant)? {
+            Some(info) => Ok(Some(info)),
+            None => p.build(variant, 0).map(|_| None),
+        });
+        match (trial, &self.fallback) {
+            (Ok(info), _) => Chosen {
+                choice: Choice::Teach(self.spec.clone()),
+                notes: info.iter().map(|i| format!("note: teacher {i}")).collect(),
+                engine: info.and_then(|i| i.id_name),
+            },
+            (Err(e), None) => Chosen {
+                choice: Choice::Teach(self.spec.clone()),
+                notes: vec![format!("warning: teacher '{}' cannot start ({e:#}); each batch tries again", self.spec)],
+                engine: None,
+            },
+            (Err(e), Some(fallback)) => {
                 let choice = if fallback == "off" { Choice::Off } else { Choice::Teach(fallback.clone()) };
                 let then = match &choice {
                     Choice::Off => "self-play alone".to_string(),
                     Choice::Teach(f) => format!("teacher '{f}' instead"),
                 };
-                (choice, Some(format!("teacher '{}' cannot start ({e:#}): {then}", self.spec)))
+                Chosen { choice, notes: vec![format!("note: teacher '{}' cannot start ({e:#}): {then}", self.spec)], engine: None }
             }
         }
     }
+}
+
+/// What [`TeacherConfig::choose`] decided.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Chosen {
+    /// The teacher.
+    pub choice: Choice,
+    /// Lines for the run's start (`note: …`, `warning: …`).
+    pub notes: Vec<String>,
+    /// The engine's `id name`, when the teacher is an engine that started.
+    pub engine: Option<String>,
 }
 
 /// The teacher a run uses, decided once at its start ([`TeacherConfig::fallback`]).
@@ -149,6 +179,8 @@ pub fn selfplay_workers(selfplay_workers: usize, teacher: Option<(&TeacherConfig
 pub struct TeacherStats {
     /// The teacher in use.
     pub teacher: Choice,
+    /// Its engine's `id name`, when it is an engine.
+    pub engine: Option<String>,
     /// Positions labelled and written.
     pub positions: AtomicU64,
     /// Chunks written.
@@ -175,7 +207,10 @@ impl TeacherStats {
         let l = |a: &AtomicU64| a.load(Ordering::Relaxed);
         match &self.teacher {
             Choice::Off => "teacher off".to_string(),
-            Choice::Teach(t) => format!("teacher {} labelled by {t} ({} restarts, {} failed batches)", l(&self.positions), l(&self.restarts), l(&self.failures)),
+            Choice::Teach(t) => {
+                let engine = self.engine.as_deref().map(|e| format!(" = {e}")).unwrap_or_default();
+                format!("teacher {} labelled by {t}{engine} ({} restarts, {} failed batches)", l(&self.positions), l(&self.restarts), l(&self.failures))
+            }
         }
     }
 }
@@ -193,15 +228,16 @@ impl Teachers {
     /// teacher chosen by [`TeacherConfig::choose`]; none when it is [`Choice::Off`]).
     pub fn start(run: &RunDir, variant: Variant, cfg: &TeacherConfig) -> Result<Teachers> {
         cfg.validate()?;
-        let (teacher, why) = cfg.choose(variant);
+        let Chosen { choice: teacher, notes, engine } = cfg.choose(variant);
         let stop = Arc::new(AtomicBool::new(false));
         let stats = Arc::new(TeacherStats {
             teacher: teacher.clone(),
+            engine,
             positions: AtomicU64::new(0),
             chunks: AtomicU64::new(0),
             restarts: AtomicU64::new(0),
             failures: AtomicU64::new(0),
-            warnings: Mutex::new(why.into_iter().map(|w| format!("note: {w}")).collect()),
+            warnings: Mutex::new(notes),
         });
         let taken = Arc::new(Mutex::new(HashSet::new()));
         let Choice::Teach(spec) = teacher else { return Ok(Teachers { stop, handles: Vec::new(), stats }) };
@@ -345,16 +381,21 @@ mod tests {
         let v = Variant::builtin("empire").unwrap();
         let missing = "uci:/nonexistent/vzero-teacher-engine:nodes=10";
         // the fallback teaches, and the note names the teacher that could not start
-        let (c, why) = cfg(missing, Some("alphabeta:1")).choose(v);
+        let Chosen { choice: c, notes: why, .. } = cfg(missing, Some("alphabeta:1")).choose(v);
         assert_eq!(c, Choice::Teach("alphabeta:1".into()));
-        assert!(why.as_deref().is_some_and(|w| w.contains("/nonexistent/vzero-teacher-engine") && w.contains("alphabeta:1")), "{why:?}");
+        assert!(why.len() == 1 && why[0].contains("/nonexistent/vzero-teacher-engine") && why[0].contains("alphabeta:1"), "{why:?}");
         // "off": no teacher
-        let (c, why) = cfg(missing, Some("off")).choose(v);
+        let Chosen { choice: c, notes: why, .. } = cfg(missing, Some("off")).choose(v);
         assert_eq!(c, Choice::Off);
-        assert!(why.is_some_and(|w| w.contains("self-play alone")));
-        // a teacher that starts is kept; without a fallback the spec is kept untried
-        assert_eq!(cfg("alphabeta:2", Some("off")).choose(v), (Choice::Teach("alphabeta:2".into()), None));
-        assert_eq!(cfg(missing, None).choose(v), (Choice::Teach(missing.into()), None));
+        assert!(why.len() == 1 && why[0].contains("self-play alone"), "{why:?}");
+        // a teacher that starts is kept; without a fallback a player is kept untried, an engine
+        // that cannot start is kept with a warning
+        let kept = Chosen { choice: Choice::Teach("alphabeta:2".into()), notes: Vec::new(), engine: None };
+        assert_eq!(cfg("alphabeta:2", Some("off")).choose(v), kept);
+        assert_eq!(cfg("alphabeta:2", None).choose(v), kept);
+        let Chosen { choice: c, notes: why, .. } = cfg(missing, None).choose(v);
+        assert_eq!(c, Choice::Teach(missing.into()));
+        assert!(why.len() == 1 && why[0].starts_with("warning: ") && why[0].contains("each batch tries again"), "{why:?}");
         // a fallback is a player spec or "off"
         assert!(cfg("alphabeta:2", Some("nonsense")).validate().is_err());
         assert!(cfg("alphabeta:2", Some("off")).validate().is_ok());
@@ -367,16 +408,16 @@ mod tests {
         let one = |spec: &str, fallback: &str| TeacherConfig { selfplay_workers: Some(1), ..cfg(spec, Some(fallback)) };
         // a teacher teaches: its selfplay_workers
         let c = one("alphabeta:1", "off");
-        assert_eq!(selfplay_workers(2, Some((&c, &c.choose(v).0))), 1);
+        assert_eq!(selfplay_workers(2, Some((&c, &c.choose(v).choice))), 1);
         // its fallback teaches: the same
         let c = one(missing, "alphabeta:1");
-        assert_eq!(selfplay_workers(2, Some((&c, &c.choose(v).0))), 1);
+        assert_eq!(selfplay_workers(2, Some((&c, &c.choose(v).choice))), 1);
         // no teacher after all (fallback "off"), no [teacher] section, or the key unset: [selfplay] workers
         let c = one(missing, "off");
-        assert_eq!(selfplay_workers(2, Some((&c, &c.choose(v).0))), 2);
+        assert_eq!(selfplay_workers(2, Some((&c, &c.choose(v).choice))), 2);
         assert_eq!(selfplay_workers(2, None), 2);
         let c = cfg("alphabeta:1", Some("off"));
-        assert_eq!(selfplay_workers(2, Some((&c, &c.choose(v).0))), 2);
+        assert_eq!(selfplay_workers(2, Some((&c, &c.choose(v).choice))), 2);
         assert!(TeacherConfig { selfplay_workers: Some(0), ..c }.validate().is_err());
     }
 

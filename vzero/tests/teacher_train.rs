@@ -83,9 +83,10 @@ fn teacher_workers_label_positions_of_the_newest_games_while_the_run_trains() {
 #[test]
 fn a_crashing_or_hanging_teacher_is_restarted_and_the_run_goes_on() {
     let dir = scratch("flaky");
-    // A real UCI engine (`vzero uci`) behind a filter: its first process crashes at its third
-    // search, its second hangs at its second search (no answer: the teacher's timeout), later
-    // ones work.
+    // A real UCI engine (`vzero uci`) behind a filter. Its first process is the run's start
+    // naming the engine (a handshake, no search); the first labelling process crashes at its
+    // third search, the second hangs at its second search (no answer: the teacher's timeout),
+    // later ones work.
     let count = dir.join("starts");
     let script = dir.join("flaky-teacher.sh");
     std::fs::write(
@@ -95,8 +96,8 @@ fn a_crashing_or_hanging_teacher_is_restarted_and_the_run_goes_on() {
              g=0\n\
              while read -r l; do\n\
                case \"$l\" in go*) g=$((g+1));; esac\n\
-               if [ $n -eq 1 ] && [ $g -eq 3 ]; then exit 3; fi\n\
-               if [ $n -eq 2 ] && [ $g -eq 2 ]; then sleep 8; exit 0; fi\n\
+               if [ $n -eq 2 ] && [ $g -eq 3 ]; then exit 3; fi\n\
+               if [ $n -eq 3 ] && [ $g -eq 2 ]; then sleep 8; exit 0; fi\n\
                echo \"$l\"\n\
              done | {bin} uci --variant empire\n",
             count = count.display(),
@@ -112,7 +113,8 @@ fn a_crashing_or_hanging_teacher_is_restarted_and_the_run_goes_on() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("trained "), "{out}");
     let starts: u32 = std::fs::read_to_string(&count).unwrap().trim().parse().unwrap();
-    assert!(starts >= 3, "the teacher was started {starts} times: {out}");
+    assert!(starts >= 4, "the teacher was started {starts} times: {out}");
+    assert!(err.lines().any(|l| l.starts_with("note: teacher uci:sh:movetime=20: vzero ")), "the start names the engine: {err}");
     let line = out.lines().find(|l| l.starts_with("teacher ")).unwrap();
     let restarts: u64 = line.split('(').nth(1).unwrap().split_whitespace().next().unwrap().parse().unwrap();
     assert!(restarts >= 2, "{line}\n{err}");

@@ -57,6 +57,16 @@ pub struct MatchArgs {
     pub no_progress: bool,
 }
 
+/// Says on standard error which engine a spec runs (`engine fsf:nodes=1: Fairy-Stockfish …
+/// (PROGRAM, where it came from)`), from starting it once; an engine that cannot start is the
+/// error. Nothing for vzero's own players.
+pub fn say_engine(spec: &PlayerSpec, variant: Variant) -> Result<()> {
+    if let Some(info) = spec.identify(variant)? {
+        eprintln!("engine {info}");
+    }
+    Ok(())
+}
+
 pub fn match_(a: MatchArgs) -> Result<()> {
     let variant = Variant::load(&a.variant)?;
     let pa = PlayerSpec::parse(&a.a)?;
@@ -79,6 +89,8 @@ pub fn match_(a: MatchArgs) -> Result<()> {
     cfg.pgn = a.pgn.clone();
     cfg.progress = !a.no_progress;
     cfg.event = format!("vzero match {} vs {}", pa.name(), pb.name());
+    say_engine(&pa, variant)?;
+    say_engine(&pb, variant)?;
     let report = run_match(&pa, &pb, &cfg)?;
     let mut out = std::io::stdout().lock();
     let forfeits: Vec<_> = report.games.iter().filter(|g| g.termination == "forfeit").collect();

@@ -132,6 +132,11 @@ pub struct EvalArgs {
     /// nets whose sums of four products leave the 16-bit range).
     #[arg(long, value_enum, default_value = "ssse3")]
     pub arithmetic: ArithmeticArg,
+    /// Evaluate every FEN of this file (one a line; `-`: standard input) instead of one
+    /// position: one line each, `FEN: NNUE evaluation …` (`FEN: none (in check)` for a side to
+    /// move in check, which Fairy-Stockfish does not evaluate); the net is read once.
+    #[arg(long, conflicts_with_all = ["fen", "moves"])]
+    pub fens: Option<PathBuf>,
 }
 
 /// `vzero nnue material`.
@@ -171,14 +176,17 @@ fn mapping(variant: &str) -> Result<FsfMapping> {
 }
 
 fn eval(a: EvalArgs) -> Result<()> {
-    let game = a.position.game()?;
-    let pos = game.position();
-    let m = FsfMapping::for_variant(pos.variant())?;
-    let net = format::read_file(&a.net, &m)?;
     let arithmetic = match a.arithmetic {
         ArithmeticArg::Ssse3 => Arithmetic::Ssse3,
         ArithmeticArg::Exact => Arithmetic::Exact,
     };
+    if let Some(file) = &a.fens {
+        return eval_fens(&a, file, arithmetic);
+    }
+    let game = a.position.game()?;
+    let pos = game.position();
+    let m = FsfMapping::for_variant(pos.variant())?;
+    let net = format::read_file(&a.net, &m)?;
     let e = Evaluator::new(m, net)?.with_arithmetic(arithmetic).evaluate(pos)?;
     println!("{}", e.fsf_line());
     println!(
@@ -192,6 +200,35 @@ fn eval(a: EvalArgs) -> Result<()> {
     );
     if pos.is_check() {
         println!("note: the side to move is in check; Fairy-Stockfish's eval prints only \"Final evaluation: none (in check)\" here");
+    }
+    Ok(())
+}
+
+/// `vzero nnue eval --fens FILE`: one line per FEN, the net read once.
+fn eval_fens(a: &EvalArgs, file: &std::path::Path, arithmetic: Arithmetic) -> Result<()> {
+    use std::io::{BufRead, Write};
+    let variant = Variant::load(&a.position.variant)?;
+    let m = FsfMapping::for_variant(variant)?;
+    let net = format::read_file(&a.net, &m)?;
+    let evaluator = Evaluator::new(m, net)?.with_arithmetic(arithmetic);
+    let input: Box<dyn BufRead> = if file.as_os_str() == "-" {
+        Box::new(std::io::stdin().lock())
+    } else {
+        Box::new(std::io::BufReader::new(std::fs::File::open(file).with_context(|| format!("opening {}", file.display()))?))
+    };
+    let mut out = std::io::stdout().lock();
+    for (i, line) in input.lines().enumerate() {
+        let line = line.with_context(|| format!("reading {}", file.display()))?;
+        let fen = line.trim();
+        if fen.is_empty() {
+            continue;
+        }
+        let pos = vzero_rules::Position::from_fen(variant, fen).with_context(|| format!("{} line {}", file.display(), i + 1))?;
+        if pos.is_check() {
+            writeln!(out, "{fen}: none (in check)")?;
+        } else {
+            writeln!(out, "{fen}: {}", evaluator.evaluate(&pos)?.fsf_line())?;
+        }
     }
     Ok(())
 }

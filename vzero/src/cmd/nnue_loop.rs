@@ -95,6 +95,7 @@ pub fn run(a: LoopArgs) -> Result<()> {
     };
     // refused before the run is opened, so that a mistyped first command creates no run
     opts.check(variant)?;
+    crate::cmd::arena::say_engine(&vzero_arena::PlayerSpec::parse(&a.teacher)?, variant)?;
     let run = RunDir::create_or_open(&a.run).with_context(|| format!("opening run {}", a.run.display()))?;
     let mut on_event = |e: LoopEvent| match e {
         LoopEvent::RoundStart { round, net } => {

@@ -108,6 +108,7 @@ pub fn play_line(s: &PlaySummary) -> String {
 /// Runs `vzero nnue play`.
 pub fn run(a: PlayArgs) -> Result<()> {
     let variant = Variant::load(&a.variant)?;
+    crate::cmd::arena::say_engine(&vzero_arena::PlayerSpec::parse(&a.teacher)?, variant)?;
     let run = RunDir::create_or_open(&a.run).with_context(|| format!("opening run {}", a.run.display()))?;
     let minutes = match (a.games, a.minutes) {
         (None, None) => Some(10.0),

@@ -140,8 +140,9 @@ fn teacher_spec(a: &LabelArgs) -> Result<String> {
 /// `vzero label`.
 pub fn label(a: LabelArgs) -> Result<()> {
     let variant = Variant::load(&a.variant)?;
-    let run = RunDir::create_or_open(&a.run)?;
     let teacher = teacher_spec(&a)?;
+    crate::cmd::arena::say_engine(&vzero_arena::PlayerSpec::parse(&teacher)?, variant)?;
+    let run = RunDir::create_or_open(&a.run)?;
     let source = if a.from.is_empty() { PositionSource::Random { plies: a.random_plies } } else { PositionSource::Games(a.from.clone()) };
     let (positions, skipped) = collect_positions(variant, &source, a.positions, a.seed)?;
     print_skipped(&skipped);

@@ -1,0 +1,290 @@
+//! The real Fairy-Stockfish in whole flows: `scripts/fairy-stockfish`, the engine inside the
+//! pinned `pyffish` wheel that `scripts/setup.sh` installs into `.venv`. How vzero finds it and
+//! names it; `vzero match … fsf:nodes=1`; the teacher inside `vzero train`; `scripts/ladder.sh`;
+//! one round of `vzero nnue loop` with its gate, and the round's net in the engine against
+//! `vzero nnue eval` (`scripts/fsf_nnue.py`, 100 random positions); and bad engines: missing or
+//! broken pyffish, an engine that dies at its start or in a game or never answers, definitions
+//! that lack the variant.
+
+mod common;
+
+use common::tiny_config;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use vzero_data::{Chunk, RunDir, Source};
+
+const BIN: &str = env!("CARGO_BIN_EXE_vzero");
+const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+
+/// The launcher, after checking that it runs Fairy-Stockfish (else: run scripts/setup.sh).
+fn launcher() -> PathBuf {
+    let p = Path::new(ROOT).join("scripts/fairy-stockfish").canonicalize().expect("scripts/fairy-stockfish");
+    let out = Command::new("sh").arg("-c").arg(format!("printf 'uci\\nquit\\n' | {}", p.display())).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.lines().any(|l| l.starts_with("id name Fairy-Stockfish")),
+        "scripts/fairy-stockfish does not run Fairy-Stockfish (pyffish missing from .venv? run scripts/setup.sh): {}{}",
+        text,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    p
+}
+
+/// The `PATH` without any directory holding a `fairy-stockfish`, so that the launcher is found.
+fn path_without_fsf() -> String {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let dirs: Vec<PathBuf> = std::env::split_paths(&path).filter(|d| !d.join("fairy-stockfish").exists()).collect();
+    std::env::join_paths(dirs).unwrap().to_string_lossy().into_owned()
+}
+
+/// Runs vzero as on a machine with only the launcher (no `$VZERO_FSF`, no `fairy-stockfish` on
+/// the `PATH`), plus `env`: exit code, stdout, stderr.
+fn vzero_env(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+    let mut c = Command::new(BIN);
+    c.args(args).env_remove("VZERO_FSF").env("PATH", path_without_fsf());
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let out = c.output().expect("run vzero");
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+}
+
+fn vzero(args: &[&str]) -> (i32, String, String) {
+    vzero_env(args, &[])
+}
+
+/// A fresh scratch directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("vzero-fsf-engine-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn write_script(path: &Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, text).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// `W/D/L w/d/l` of a match summary, as (games, forfeit lines).
+fn games_and_forfeits(out: &str) -> (u32, usize) {
+    let wdl = out.lines().find_map(|l| l.strip_prefix("W/D/L ")).unwrap_or_else(|| panic!("no W/D/L line: {out}"));
+    let n: u32 = wdl.split_whitespace().next().unwrap().split('/').map(|x| x.parse::<u32>().unwrap()).sum();
+    (n, out.lines().filter(|l| l.contains(": forfeit:")).count())
+}
+
+#[test]
+fn the_engine_is_found_in_order_and_named_at_the_start() {
+    let fsf = launcher();
+    let dir = scratch("order");
+    // nothing else there: the launcher, named with its id and where it came from
+    for variant in ["empire", "shogun"] {
+        let (code, out, err) = vzero(&["match", "fsf:nodes=1", "random", "--variant", variant, "--games", "2", "--no-progress"]);
+        assert_eq!(code, 0, "{out}\n{err}");
+        assert_eq!(games_and_forfeits(&out), (2, 0), "{out}");
+        let line = err.lines().find(|l| l.starts_with("engine fsf:nodes=1: ")).unwrap_or_else(|| panic!("{err}"));
+        assert!(line.contains("Fairy-Stockfish") && line.ends_with(&format!("({}, the pyffish launcher)", fsf.display())), "{line}");
+    }
+    // fairy-stockfish on the PATH comes before it (here: a link to the launcher)
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(&fsf, bin.join("fairy-stockfish")).unwrap();
+    let path = format!("{}:{}", bin.display(), path_without_fsf());
+    let (code, out, err) = vzero_env(&["match", "fsf:nodes=1", "random", "--variant", "empire", "--games", "2", "--no-progress"], &[("PATH", &path)]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(err.contains(&format!("({}, fairy-stockfish on the PATH)", bin.join("fairy-stockfish").display())), "{err}");
+    // and $VZERO_FSF before both
+    let (code, out, err) = vzero_env(&["match", "fsf:nodes=1", "random", "--variant", "empire", "--games", "2", "--no-progress"], &[("PATH", &path), ("VZERO_FSF", fsf.to_str().unwrap())]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(err.contains(&format!("({}, $VZERO_FSF)", fsf.display())), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bad_engines_give_one_line_and_never_hang() {
+    let fsf = launcher();
+    let dir = scratch("bad");
+    let one_line_error = |env: &[(&str, &str)], spec: &str, wanted: &str| {
+        let t = Instant::now();
+        let (code, out, err) = vzero_env(&["match", spec, "random", "--variant", "empire", "--games", "2", "--no-progress"], env);
+        assert_eq!(code, 1, "{spec} {env:?}: {out}\n{err}");
+        let lines: Vec<&str> = err.lines().collect();
+        assert!(lines.len() == 1 && lines[0].starts_with("error: ") && lines[0].contains(wanted), "{spec} {env:?}: wanted one line with '{wanted}': {err}");
+        assert!(t.elapsed() < Duration::from_secs(30), "{spec}: {:?}", t.elapsed());
+    };
+    // an engine that exits at once
+    one_line_error(&[("VZERO_FSF", "/bin/false")], "fsf:nodes=1", "engine terminated");
+    // the launcher in a checkout without pyffish: its own line is in the error
+    let bare = dir.join("bare");
+    std::fs::create_dir_all(bare.join("scripts/fsf")).unwrap();
+    std::fs::copy(&fsf, bare.join("scripts/fairy-stockfish")).unwrap();
+    std::fs::copy(Path::new(ROOT).join("scripts/fsf/variants.ini"), bare.join("scripts/fsf/variants.ini")).unwrap();
+    let bare_fsf = bare.join("scripts/fairy-stockfish");
+    one_line_error(&[("VZERO_FSF", bare_fsf.to_str().unwrap())], "fsf:nodes=1", "pyffish is not installed");
+    // a broken pyffish (its module is not a library)
+    let fake = dir.join("fake");
+    std::fs::create_dir_all(fake.join("pyffish")).unwrap();
+    std::fs::write(fake.join("pyffish/__init__.py"), "").unwrap();
+    std::fs::write(fake.join("pyffish/_pyffish.cpython-311-x86_64-linux-gnu.so"), "not a library").unwrap();
+    one_line_error(&[("VZERO_FSF", bare_fsf.to_str().unwrap()), ("PYTHONPATH", fake.to_str().unwrap())], "fsf:nodes=1", "cannot load Fairy-Stockfish");
+    // definitions that lack the variant: Fairy-Stockfish would play chess; refused at its start
+    let ini = dir.join("other.ini");
+    std::fs::write(&ini, "[other:chess]\nmaxRank = 8\n").unwrap();
+    one_line_error(&[], &format!("fsf:nodes=1:variantpath={}", ini.display()), "Fairy-Stockfish does not know empire");
+    one_line_error(&[], &format!("fsf:nodes=1:variantpath={}", dir.join("missing.ini").display()), "does not know empire");
+    // an engine that never answers: the start's timeout
+    let mute = dir.join("mute.sh");
+    write_script(&mute, "#!/bin/sh\nexec sleep 60\n");
+    one_line_error(&[("VZERO_FSF", mute.to_str().unwrap())], "fsf:nodes=1:timeout=2000", "no answer within 2.0 s");
+
+    // an engine that dies in a game forfeits that game; the next game starts it again
+    let count = dir.join("starts");
+    let dying = dir.join("dying.sh");
+    write_script(
+        &dying,
+        &format!(
+            "#!/bin/sh\nn=$(cat {count} 2>/dev/null || echo 0); n=$((n+1)); echo $n > {count}\n\
+             g=0\n\
+             while read -r l; do\n\
+               case \"$l\" in go*) g=$((g+1));; esac\n\
+               if [ $n -eq 2 ] && [ $g -eq 3 ]; then exit 3; fi\n\
+               echo \"$l\"\n\
+             done | {fsf}\n",
+            count = count.display(),
+            fsf = fsf.display()
+        ),
+    );
+    // (start 1 is the note at the match's start; start 2 dies at its third search)
+    let (code, out, err) = vzero_env(&["match", "fsf:nodes=1", "random", "--variant", "empire", "--games", "4", "--concurrency", "1", "--no-progress"], &[("VZERO_FSF", dying.to_str().unwrap())]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert_eq!(games_and_forfeits(&out), (4, 1), "{out}");
+    assert!(out.lines().any(|l| l.contains(": forfeit:") && l.contains("engine terminated")), "{out}");
+    assert_eq!(std::fs::read_to_string(&count).unwrap().trim(), "3", "started again after it died");
+
+    // vzero train: a teacher that cannot start falls back to self-play alone, in one note, and
+    // the run is whole
+    let cfg = dir.join("teacher.toml");
+    std::fs::write(&cfg, tiny_config("", "[teacher]\nspec = \"fsf:nodes=20\"\nfallback = \"off\"\nbatch = 16\npoll_seconds = 0.2\n")).unwrap();
+    let run = dir.join("run");
+    let (code, out, err) = vzero_env(
+        &["train", "--config", cfg.to_str().unwrap(), "--run", run.to_str().unwrap(), "--games", "4", "--quiet"],
+        &[("VZERO_FSF", bare_fsf.to_str().unwrap())],
+    );
+    assert_eq!(code, 0, "{out}\n{err}");
+    let notes: Vec<&str> = err.lines().filter(|l| l.contains("fsf:nodes=20")).collect();
+    assert!(notes.len() == 1 && notes[0].contains("cannot start") && notes[0].contains("pyffish is not installed") && notes[0].ends_with("self-play alone"), "{err}");
+    assert!(out.lines().any(|l| l == "teacher off"), "{out}");
+    let (code, out, err) = vzero(&["check", "--run", run.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The labelled chunks of a run: (rows, the teacher named in each chunk).
+fn label_chunks(run: &Path) -> (usize, Vec<String>) {
+    let run = RunDir::create_or_open(run).unwrap();
+    let (mut rows, mut teachers) = (0, Vec::new());
+    for path in run.list_chunks().unwrap() {
+        let c = Chunk::open(&path).unwrap();
+        if c.meta.source == Source::Label {
+            rows += c.read_all().unwrap().len();
+            teachers.push(c.meta.network.clone());
+        }
+    }
+    (rows, teachers)
+}
+
+#[test]
+fn the_teacher_inside_vzero_train_labels_with_the_engine_and_the_ladder_plays_it() {
+    let fsf = launcher();
+    let dir = scratch("teacher");
+    let cfg = dir.join("teacher.toml");
+    std::fs::write(&cfg, tiny_config("", "[teacher]\nspec = \"fsf:nodes=20\"\nfallback = \"off\"\nbatch = 16\npoll_seconds = 0.2\n")).unwrap();
+    let run = dir.join("run");
+    let (code, out, err) = vzero(&["train", "--config", cfg.to_str().unwrap(), "--run", run.to_str().unwrap(), "--games", "12", "--minutes", "3", "--quiet"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    // the start names the engine; the summary names the teacher and its engine
+    let note = err.lines().find(|l| l.starts_with("note: teacher fsf:nodes=20: ")).unwrap_or_else(|| panic!("{err}"));
+    assert!(note.contains("Fairy-Stockfish") && note.contains(&format!("({}, the pyffish launcher)", fsf.display())), "{note}");
+    let line = out.lines().find(|l| l.starts_with("teacher ")).unwrap_or_else(|| panic!("{out}"));
+    assert!(line.contains("labelled by fsf:nodes=20 = Fairy-Stockfish"), "{line}");
+    let labelled: usize = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    assert!(labelled > 0, "{line}\n{err}");
+    // source = label rows in the run, from that teacher
+    let (rows, teachers) = label_chunks(&run);
+    assert_eq!(rows, labelled, "{out}");
+    assert!(!teachers.is_empty() && teachers.iter().all(|t| t == "fsf:nodes=20"), "{teachers:?}");
+    let (code, out, err) = vzero(&["check", "--run", run.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}\n{err}");
+
+    // scripts/ladder.sh on the run's newest checkpoint, Fairy-Stockfish by default
+    let mut ckpts: Vec<PathBuf> = std::fs::read_dir(run.join("checkpoints")).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "json")).collect();
+    ckpts.sort();
+    let ckpt = ckpts.last().unwrap();
+    let out_dir = dir.join("ladder");
+    let ladder = Command::new("bash")
+        .arg(Path::new(ROOT).join("scripts/ladder.sh"))
+        .args(["empire", ckpt.to_str().unwrap(), "--games", "2", "--sims", "8", "--nodes", "1", "--concurrency", "1", "--out", out_dir.to_str().unwrap()])
+        .env("VZERO", BIN)
+        .env_remove("VZERO_FSF")
+        .env("PATH", path_without_fsf())
+        .output()
+        .unwrap();
+    let (lout, lerr) = (String::from_utf8_lossy(&ladder.stdout), String::from_utf8_lossy(&ladder.stderr));
+    assert!(ladder.status.success(), "{lout}\n{lerr}");
+    assert!(lout.contains("Fairy-Stockfish: fsf:nodes=1: Fairy-Stockfish"), "{lout}");
+    let fsf_row = lout.lines().find(|l| l.starts_with("| fsf-1n |")).unwrap_or_else(|| panic!("{lout}"));
+    assert!(!fsf_row.contains("failed") && fsf_row.ends_with("| 0 |"), "{fsf_row}");
+    for opponent in ["random", "greedy", "alphabeta:2", "alphabeta:3", "generation 0"] {
+        let row = lout.lines().find(|l| l.starts_with(&format!("| {opponent}"))).unwrap_or_else(|| panic!("{opponent}: {lout}"));
+        assert!(!row.contains("failed"), "{row}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// One round of `vzero nnue loop` with the engine as teacher and a gate, then the round's net in
+/// the engine (`EvalFile`, `Use NNUE`) against `vzero nnue eval` on 100 random positions.
+fn loop_round_and_eval_agreement(variant: &str) {
+    launcher();
+    let dir = scratch(&format!("loop-{variant}"));
+    let run = dir.join("run");
+    let (code, out, err) = vzero(&[
+        "nnue", "loop", "--variant", variant, "--run", run.to_str().unwrap(), "--teacher", "fsf:nodes=50", "--workers", "1", "--rounds", "1",
+        "--play-minutes", "0.1", "--train-minutes", "0.05", "--gate-games", "2", "--patience", "0", "--threads", "2", "--quiet",
+    ]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(err.lines().any(|l| l.starts_with("engine fsf:nodes=50: Fairy-Stockfish")), "{err}");
+    assert!(err.contains("round 0: gate: round0 vs teachers: 2 games"), "{err}");
+    let nets = std::fs::read_to_string(run.join("nnue/nets.csv")).unwrap();
+    let row: Vec<&str> = nets.lines().nth(1).unwrap_or_else(|| panic!("{nets}")).split(',').collect();
+    assert!(row[1].starts_with(&format!("{variant}-")) && row[3].parse::<u64>().unwrap() > 0, "{nets}");
+    let net = run.join("nnue/nets").join(row[1]);
+    let check = Command::new(Path::new(ROOT).join(".venv/bin/python"))
+        .arg(Path::new(ROOT).join("scripts/fsf_nnue.py"))
+        .args(["--variant", variant, "--net", net.to_str().unwrap(), "--positions", "100", "--vzero", BIN, "--timeout", "300"])
+        .output()
+        .unwrap();
+    let (cout, cerr) = (String::from_utf8_lossy(&check.stdout), String::from_utf8_lossy(&check.stderr));
+    assert!(check.status.success(), "{cout}\n{cerr}");
+    let last = cout.lines().last().unwrap();
+    assert!(last.contains(": 100/100 positions with the same `NNUE evaluation` line (0 without one"), "{last}");
+    if variant == "shogun" {
+        // "N with pieces in hand, M with promoted pieces"
+        let count = |what: &str| -> u32 { last.split(what).next().unwrap().rsplit(' ').next().unwrap().parse().unwrap() };
+        assert!(count(" with pieces in hand") >= 20 && count(" with promoted pieces") >= 10, "{last}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn an_nnue_loop_round_with_its_gate_and_its_net_in_the_engine_empire() {
+    loop_round_and_eval_agreement("empire");
+}
+
+#[test]
+fn an_nnue_loop_round_with_its_gate_and_its_net_in_the_engine_shogun() {
+    loop_round_and_eval_agreement("shogun");
+}
