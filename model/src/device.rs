@@ -85,8 +85,72 @@ impl DeviceChoice {
 }
 
 /// True when LibTorch can use a CUDA device (false with the cpu flavour of scripts/setup.sh).
+/// Loads LibTorch's CUDA backend first where the binary was linked without it
+/// ([`load_cuda_backend`]).
 pub fn cuda_available() -> bool {
+    load_cuda_backend();
     tch::Cuda::is_available()
+}
+
+/// Environment variable: the path of `libtorch_cuda.so` to load at start (default: the name
+/// alone, found through `LD_LIBRARY_PATH` and the binary's run path).
+pub const TORCH_CUDA_LIB_ENV: &str = "VZERO_TORCH_CUDA_LIB";
+
+/// What [`load_cuda_backend`] found: `Ok(name)` when LibTorch's CUDA backend is in the process
+/// (linked in, or loaded now), `Err(reason)` when it could not be loaded (a CPU-only LibTorch).
+pub fn cuda_backend() -> &'static std::result::Result<String, String> {
+    static BACKEND: std::sync::OnceLock<std::result::Result<String, String>> =
+        std::sync::OnceLock::new();
+    BACKEND.get_or_init(open_cuda_backend)
+}
+
+/// Loads `libtorch_cuda.so` into the process once, with its symbols global, so that its CUDA
+/// hooks register with LibTorch before the first device query. A binary linked against a
+/// CPU-only LibTorch (the cpu flavour of scripts/setup.sh, or the GPU bundle of
+/// scripts/gpu-bundle.sh, built here and run against a GPU machine's own torch) then uses the
+/// GPU whenever the LibTorch it runs with has CUDA; where the library is missing nothing
+/// changes. Idempotent: a library already linked in is only looked up again.
+pub fn load_cuda_backend() {
+    let _ = cuda_backend();
+}
+
+fn open_cuda_backend() -> std::result::Result<String, String> {
+    let name = std::env::var(TORCH_CUDA_LIB_ENV).unwrap_or_else(|_| "libtorch_cuda.so".into());
+    open_global(&name).map(|()| name)
+}
+
+/// Opens a shared library with its symbols global (`dlopen(name, RTLD_NOW | RTLD_GLOBAL)`) and
+/// keeps it for the process's lifetime; `Err` carries the loader's reason.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn open_global(name: &str) -> std::result::Result<(), String> {
+    use std::ffi::{CStr, CString};
+    use std::os::raw::{c_char, c_int, c_void};
+    extern "C" {
+        fn dlopen(filename: *const c_char, flag: c_int) -> *mut c_void;
+        fn dlerror() -> *mut c_char;
+    }
+    // Flag values from glibc's dlfcn.h.
+    const RTLD_NOW: c_int = 2;
+    const RTLD_GLOBAL: c_int = 0x100;
+    let c_name = CString::new(name).map_err(|e| format!("{name:?}: {e}"))?;
+    // SAFETY: dlopen with a valid C string; the handle is never closed, so the library's code
+    // stays mapped while LibTorch uses it. dlerror returns a thread-local message or null.
+    unsafe {
+        if dlopen(c_name.as_ptr(), RTLD_NOW | RTLD_GLOBAL).is_null() {
+            let err = dlerror();
+            return Err(if err.is_null() {
+                format!("{name}: cannot be loaded")
+            } else {
+                CStr::from_ptr(err).to_string_lossy().into_owned()
+            });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn open_global(name: &str) -> std::result::Result<(), String> {
+    Err(format!("{name}: loading a library at run time is implemented for Linux (glibc) only"))
 }
 
 /// Short description of a device, for logs and benchmark headers.
@@ -165,4 +229,32 @@ pub fn training_threads() -> usize {
     std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    #[test]
+    fn open_global_loads_a_library_and_names_a_missing_one() {
+        // The C maths library is in every glibc process: loading it again succeeds.
+        assert_eq!(open_global("libm.so.6"), Ok(()));
+        let err = open_global("/nonexistent/libtorch_cuda.so").unwrap_err();
+        assert!(err.contains("/nonexistent/libtorch_cuda.so"), "{err}");
+        assert!(open_global("bad\0name").is_err());
+    }
+
+    #[test]
+    fn cuda_backend_agrees_with_cuda_available() {
+        // Where libtorch_cuda cannot be loaded (a CPU-only LibTorch), LibTorch sees no GPU;
+        // where it reports a GPU, the backend is in the process.
+        let available = cuda_available();
+        if available {
+            assert!(cuda_backend().is_ok(), "{:?}", cuda_backend());
+        }
+        if let Err(why) = cuda_backend() {
+            assert!(!available, "GPU visible though libtorch_cuda failed to load: {why}");
+        }
+    }
 }

@@ -1,9 +1,9 @@
 //! Trainer throughput vs the raw training step (issue 6: target ratio >= 0.9).
 //!
-//! `cargo run --release -p vzero-trainer --example learnbench -- [batch] [steps] [blocks]x[channels] [threads] [variant] [aux]`
+//! `cargo run --release -p vzero-trainer --example learnbench -- [batch] [steps] [blocks]x[channels] [threads] [variant] [aux|-] [device]`
 //!
 //! `aux` turns every auxiliary head on (opponent and soft policy, short-term values, material),
-//! with their targets in both measurements.
+//! with their targets in both measurements. `device`: cpu (default), auto, cuda or cuda:N.
 //!
 //! Writes synthetic chunks of the variant's shape into a temporary run, then measures
 //! (a) `Trainer::step` alone on one prepared batch (the ceiling), and (b) `Learner::run` over
@@ -15,7 +15,7 @@
 use std::time::Instant;
 
 use vzero_data::{write_chunk, Chunk, RowBlock, RunDir};
-use vzero_model::{AuxHeads, AuxTargets, Device, Model, NetConfig, PolicyTargets, TrainBatch, TrainConfig, TrainPrecision, Trainer};
+use vzero_model::{AuxHeads, AuxTargets, Model, NetConfig, PolicyTargets, TrainBatch, TrainConfig, TrainPrecision, Trainer};
 use vzero_rules::Variant;
 use vzero_trainer::synth::{synth_meta, synth_rows, SYNTH_HORIZONS};
 use vzero_trainer::{LearnConfig, Learner};
@@ -31,6 +31,7 @@ fn main() -> anyhow::Result<()> {
     let [c, h, w] = inp.shape();
     let policy = vzero_encoding::MoveEncoder::new(variant).len();
     let aux = args.get(5).map(|s| s == "aux").unwrap_or(false);
+    let device = args.get(6).map(|s| s.parse::<vzero_model::DeviceChoice>()).transpose()?.unwrap_or(vzero_model::DeviceChoice::Cpu).resolve()?;
     let mut net = NetConfig::with_size(c, h, w, policy, blocks, channels);
     if aux {
         net.aux = AuxHeads::all(SYNTH_HORIZONS.to_vec());
@@ -47,9 +48,10 @@ fn main() -> anyhow::Result<()> {
     }
     let chunks = run.list_chunks()?;
     println!(
-        "variant {} planes {c}x{h}x{w} policy {policy}; net {blocks}x{channels} dense{}; batch {batch}; {steps} steps; {threads} threads",
+        "variant {} planes {c}x{h}x{w} policy {policy}; net {blocks}x{channels} dense{}; batch {batch}; {steps} steps; {threads} threads; device {}",
         variant.name(),
-        if aux { " + all aux heads" } else { "" }
+        if aux { " + all aux heads" } else { "" },
+        vzero_model::device::describe(device)
     );
     println!("wrote {} chunks ({} rows) in {:.2}s", chunks.len(), chunks.len() * per_chunk, t.elapsed().as_secs_f64());
 
@@ -67,7 +69,7 @@ fn main() -> anyhow::Result<()> {
         let (idx, p) = b.opponent_policy(i);
         ot.push(idx.iter().copied().zip(p.iter().copied()));
     }
-    let model = Model::new_seeded(&net, Device::Cpu, 0)?;
+    let model = Model::new_seeded(&net, device, 0)?;
     let mut tr = Trainer::new(&model, TrainConfig::sgd())?;
     let aux_targets = if aux {
         AuxTargets {
@@ -110,7 +112,7 @@ fn main() -> anyhow::Result<()> {
         lr_warmup_steps: 0,
         ..LearnConfig::cpu_default()
     };
-    let mut learner = Learner::open(&run, variant, &net, cfg, Device::Cpu)?;
+    let mut learner = Learner::open(&run, variant, &net, cfg, device)?;
     // keep_going needs the learner's step: use a global counter updated by the progress callback
     fn l_step_below(limit: u64) -> bool {
         STEP.with(|s| s.get() < limit)
@@ -138,7 +140,7 @@ fn main() -> anyhow::Result<()> {
     }
     // (d) BF16 against f32: the same weights, the same batch
     let precisions = [TrainPrecision::F32, TrainPrecision::Bf16];
-    let models = precisions.map(|_| Model::new_seeded(&net, Device::Cpu, 1));
+    let models = precisions.map(|_| Model::new_seeded(&net, device, 1));
     let models = [models[0].as_ref().map_err(|e| anyhow::anyhow!("{e}"))?, models[1].as_ref().map_err(|e| anyhow::anyhow!("{e}"))?];
     let mut trainers = Vec::new();
     let mut first = Vec::new();
