@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmarks: scripts/bench.sh <perft|nn|nnue|mcts|selfplay> [args...]
+# Benchmarks: scripts/bench.sh <perft|nn|nnue|mcts|selfplay|fsf|...> [args...]
 # Each prints medians and ratios against a reference measured in the same run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,7 +25,10 @@ case "$what" in
   # NNUE on the CPU: training positions/s (sparse Adam, batch 1024) and the integer eval's
   # positions/s; args: [variant] (default empire)
   nnue) v=${1:-empire}; cargo run -q --release -p vzero-nnue --example train_speed -- "$v" 1024 10 && cargo run -q --release -p vzero-nnue --example eval_speed -- "$v" ;;
+  # Fairy-Stockfish's nodes/s: scripts/fairy-stockfish (pyffish) against other builds, paired by
+  # round; args: [--fsf /path/to/native/stockfish ...] [--nodes N] [--rounds R]
+  fsf) .venv/bin/python scripts/fsf_speed.py "$@" ;;
   # this checkout's inference vs an older commit's, interleaved: [OLD_REV] [ROUNDS] [--nets ...]
   nn-compare) bash scripts/nn-compare.sh "$@" ;;
-  *) echo "usage: scripts/bench.sh <perft|mcts|nn|nnue|nn-compare|selfplay|learn|rows|window-mem> [args...]" >&2; exit 2 ;;
+  *) echo "usage: scripts/bench.sh <perft|mcts|nn|nnue|fsf|nn-compare|selfplay|learn|rows|window-mem> [args...]" >&2; exit 2 ;;
 esac

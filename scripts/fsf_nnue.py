@@ -130,6 +130,8 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--show", type=int, default=5, help="mismatches to print")
     ap.add_argument("--timeout", type=int, default=600, help="seconds for the whole check")
+    ap.add_argument("--arithmetic", default="ssse3", choices=["ssse3", "exact"],
+                    help="vzero nnue eval's hidden-layer arithmetic: ssse3 for x86 builds with SSSE3, exact for scalar ones (the pyffish wheel)")
     a = ap.parse_args()
     net = os.path.abspath(a.net)
     if not os.path.basename(net).startswith(a.variant):
@@ -146,7 +148,7 @@ def main():
     with tempfile.NamedTemporaryFile("w", suffix=".fens", delete=False) as f:
         f.write("\n".join(fens) + "\n")
     try:
-        ours = subprocess.run([a.vzero, "nnue", "eval", "--net", net, "--variant", a.variant, "--fens", f.name], capture_output=True, text=True)
+        ours = subprocess.run([a.vzero, "nnue", "eval", "--net", net, "--variant", a.variant, "--arithmetic", a.arithmetic, "--fens", f.name], capture_output=True, text=True)
     finally:
         os.unlink(f.name)
     if ours.returncode != 0:

@@ -264,7 +264,8 @@ fn loop_round_and_eval_agreement(variant: &str) {
     let net = run.join("nnue/nets").join(row[1]);
     let check = Command::new(Path::new(ROOT).join(".venv/bin/python"))
         .arg(Path::new(ROOT).join("scripts/fsf_nnue.py"))
-        .args(["--variant", variant, "--net", net.to_str().unwrap(), "--positions", "100", "--vzero", BIN, "--timeout", "300"])
+        // the wheel's engine is a scalar build: its hidden layers add exactly
+        .args(["--variant", variant, "--net", net.to_str().unwrap(), "--positions", "100", "--vzero", BIN, "--timeout", "300", "--arithmetic", "exact"])
         .output()
         .unwrap();
     let (cout, cerr) = (String::from_utf8_lossy(&check.stdout), String::from_utf8_lossy(&check.stderr));
