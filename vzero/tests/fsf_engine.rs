@@ -141,6 +141,20 @@ fn bad_engines_give_one_line_and_never_hang() {
     write_script(&mute, "#!/bin/sh\nexec sleep 60\n");
     one_line_error(&[("VZERO_FSF", mute.to_str().unwrap())], "fsf:nodes=1:timeout=2000", "no answer within 2.0 s");
 
+    // the NNUE loop, its games and vzero label stop before they open the run: no run directory
+    let never = dir.join("never");
+    let never_s = never.to_str().unwrap();
+    for args in [
+        vec!["nnue", "loop", "--variant", "empire", "--run", never_s, "--teacher", "fsf:nodes=1", "--rounds", "1"],
+        vec!["nnue", "play", "--variant", "empire", "--run", never_s, "--teacher", "fsf:nodes=1", "--games", "1"],
+        vec!["label", "--variant", "empire", "--run", never_s, "--teacher", "fsf:nodes=1", "--positions", "4"],
+    ] {
+        let (code, out, err) = vzero_env(&args, &[("VZERO_FSF", bare_fsf.to_str().unwrap())]);
+        assert_eq!(code, 1, "{args:?}: {out}\n{err}");
+        assert!(err.lines().count() == 1 && err.contains("pyffish is not installed"), "{args:?}: {err}");
+        assert!(!never.exists(), "{args:?} created {never_s}");
+    }
+
     // an engine that dies in a game forfeits that game; the next game starts it again
     let count = dir.join("starts");
     let dying = dir.join("dying.sh");
