@@ -45,6 +45,7 @@ stamp "device auto"
 "$BIN/nnbench" --variant empire --nets 4x32 --threads 1 --batches 32 --reps 1 --train-batch 0 --device auto 2>&1 | tee "$W/device.txt"
 if grep -qi "cuda" "$W/device.txt"; then echo "device auto: CUDA"; else echo "error: --device auto did not resolve to CUDA"; fail=1; fi
 
+if [ "${VZERO_GPU_RUN_SKIP_BENCH:-0}" != 1 ]; then
 stamp "network throughput on CUDA: inference positions/s (GFLOP/s), training samples/s"
 "$BIN/nnbench" --variant empire --device cuda --nets 4x32,10x128 --threads 1 --batches 32,256,1024,4096 --train-batch 1024 --reps 3 2>&1 | tee "$W/nn-cuda.txt"
 stamp "CUDA: f32 against bf16 inference (10x128)"
@@ -54,14 +55,15 @@ stamp "CUDA: the learner (window sampling and all) against the bare step, and bf
 stamp "network throughput on this machine's CPU ($(nproc) cores)"
 "$BIN/nnbench" --variant empire --device cpu --nets 4x32,10x128 --threads 1,"$(nproc)" --batches 32,256 --train-batch 256 --reps 3 2>&1 | tee "$W/nn-cpu.txt"
 
+fi
 stamp "vzero train, configs/empire-gpu.toml, $MINUTES minutes (no teacher: no Fairy-Stockfish here)"
 nvidia-smi --query-gpu=timestamp,utilization.gpu,utilization.memory,memory.used,power.draw --format=csv,nounits -l 1 > "$W/gpu-util.csv" 2>&1 &
 smi=$!
 top -b -d 5 -n 60 | grep -E "^%Cpu|^MiB Mem" > "$W/cpu-util.txt" 2>&1 &
 topp=$!
 # the profile as it is, but a gauntlet every generation (a few minutes make few generations)
-sed 's/^every = [0-9]*  /every = 1  /' configs/empire-gpu.toml > "$W/empire-gpu.toml"
-grep -A1 '^\[gauntlet\]' "$W/empire-gpu.toml"
+sed -e 's/^every = [0-9]*  /every = 1  /' -e "s/^publish_every = [0-9]*/publish_every = ${VZERO_GPU_RUN_PUBLISH:-100}/" configs/empire-gpu.toml > "$W/empire-gpu.toml"
+grep -E '^(every|publish_every|workers|games_per_worker|full_sims|cheap_sims|min_rows) ' "$W/empire-gpu.toml"
 "$V" train --config "$W/empire-gpu.toml" --run "$W/run" --minutes "$MINUTES" --teacher off ${VZERO_GPU_RUN_DEVICE:+--device "$VZERO_GPU_RUN_DEVICE"} --quiet 2>&1 | tee "$W/train.log"
 kill $smi $topp 2>/dev/null
 grep -q "learner device: Cuda" "$W/train.log" || { echo "error: the learner did not run on CUDA"; fail=1; }

@@ -69,11 +69,14 @@ impl DeviceChoice {
                 if n < count {
                     Ok(Device::Cuda(n))
                 } else if count == 0 {
-                    Err(ModelError::Device(
-                        "CUDA requested but not available (no GPU, or LibTorch is the cpu flavour: \
-                         run `TORCH_FLAVOR=full bash scripts/setup.sh` on a GPU machine)"
-                            .into(),
-                    ))
+                    let why = match cuda_backend() {
+                        Ok(lib) => format!("{lib} is loaded, but LibTorch sees no GPU (driver?)"),
+                        Err(e) => format!(
+                            "LibTorch's CUDA part did not load: {e}; the cpu flavour has none: run \
+                             `TORCH_FLAVOR=full bash scripts/setup.sh` on a GPU machine"
+                        ),
+                    };
+                    Err(ModelError::Device(format!("CUDA requested but not available ({why})")))
                 } else {
                     Err(ModelError::Device(format!(
                         "cuda:{n} requested but only {count} CUDA device(s)"

@@ -177,6 +177,22 @@ mod tests {
     }
 
     #[test]
+    fn gpu_profiles_feed_their_learner_early_and_rate_checkpoints() {
+        // docs/gpu.md, run 1: 8 workers each writing a chunk per 20,000 rows (160,000 rows before
+        // all had written once) and min_rows = 50,000 left the learner without a step for the
+        // 3 minutes of the H200 run. Every GPU profile starts training once each worker has
+        // written a chunk, and that takes at most 50,000 rows in all.
+        for (name, _) in EMBEDDED.iter().filter(|(n, _)| n.ends_with("-gpu")) {
+            let cfg = RunConfig::embedded(name).unwrap();
+            let first_chunks = cfg.selfplay.workers * cfg.selfplay.rows_per_chunk;
+            assert!(first_chunks <= 50_000, "{name}: {first_chunks} rows before every worker wrote a chunk");
+            assert!(cfg.learn.min_rows <= first_chunks, "{name}: min_rows {} > {first_chunks}", cfg.learn.min_rows);
+            assert_eq!(cfg.device, "cuda", "{name}");
+            assert!(cfg.gauntlet.every > 0, "{name}: no gauntlet");
+        }
+    }
+
+    #[test]
     fn aux_heads_are_switched_in_net_with_horizons_from_selfplay() {
         let variant = vzero_rules::Variant::builtin("empire").unwrap();
         let cfg = RunConfig::embedded("empire").unwrap();

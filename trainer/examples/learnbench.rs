@@ -170,7 +170,7 @@ fn main() -> anyhow::Result<()> {
         "precision: f32 {:?} samples/s, bf16 {:?} (bf16 {}): medians {f:.0} vs {b:.0}, bf16/f32 {:.3}; first-step loss f32 {:.5} bf16 {:.5} (rel. diff {:.2e})",
         rates[0].iter().map(|x| x.round()).collect::<Vec<_>>(),
         rates[1].iter().map(|x| x.round()).collect::<Vec<_>>(),
-        if vzero_model::cpu_has_amx_bf16() { "on AMX" } else { "without AMX" },
+        if device != vzero_model::Device::Cpu { "on the GPU" } else if vzero_model::cpu_has_amx_bf16() { "on AMX" } else { "without AMX" },
         b / f,
         first[0],
         first[1],
