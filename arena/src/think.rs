@@ -195,12 +195,13 @@ fn snap(search: &Search<VariantGame>, pv_lines: usize) -> Snap {
 }
 
 /// Ranking of root moves: proven wins (shortest first), then unproven and drawn moves by
-/// visits and Q, then proven losses (longest first).
-fn rank_key(m: &MoveStats<Move>) -> (i32, i64, f32) {
+/// visits, Q and prior (a search stopped at once still plays the evaluator's choice, not the
+/// first legal move), then proven losses (longest first).
+fn rank_key(m: &MoveStats<Move>) -> (i32, i64, f32, f32) {
     match m.proof {
-        Some(Proof::Win(k)) => (2, -i64::from(k), 0.0),
-        Some(Proof::Loss(k)) => (0, i64::from(k), 0.0),
-        _ => (1, i64::from(m.visits), m.q.unwrap_or(-2.0)),
+        Some(Proof::Win(k)) => (2, -i64::from(k), 0.0, 0.0),
+        Some(Proof::Loss(k)) => (0, i64::from(k), 0.0, 0.0),
+        _ => (1, i64::from(m.visits), m.q.unwrap_or(-2.0), m.prior),
     }
 }
 
@@ -447,7 +448,9 @@ impl Thinker {
                     if !timed {
                         continue;
                     }
-                    if limits.depth.is_some_and(|d| r.lines[0].pv.len() >= d) {
+                    // depth D: a principal variation D moves long, after at least D
+                    // simulations per root move (never a move the search has not looked at)
+                    if limits.depth.is_some_and(|d| r.lines[0].pv.len() >= d && r.sims >= (d * r.lines.len()) as u64) {
                         return Ok(true);
                     }
                     if let Some(p) = plan {

@@ -30,7 +30,7 @@ use std::time::Duration;
 use anyhow::Result;
 use vzero_mcts::MaterialEvaluator;
 use vzero_openings::{parse_epd, Book};
-use vzero_rules::{Color, Game, Outcome, Position, Variant};
+use vzero_rules::{echo, Color, Game, Outcome, Position, Variant};
 
 use crate::engine::{value_to_cp, Evaluator, NetEvaluator, MAX_SIMS};
 use crate::think::{GoLimits, Report, ThinkConfig, Thinker};
@@ -93,7 +93,20 @@ struct Server {
     book: Option<Book>,
     book_plies: usize,
     seed: u64,
+    /// `Skill Level` 0..=20 (20: full strength); see [`skill_sims`].
+    skill: u32,
 }
+
+/// Simulations a search may use at `Skill Level` `level` (0..=19; 20 and above: no cap):
+/// 4 · 2^(level/2), from 4 at level 0 to 2,896 at level 19. Every level still searches (never a
+/// move without evaluation); fewer simulations play weaker, on the scale the README's table of
+/// `Skill Level` measured with `vzero match` against alphabeta:2.
+pub fn skill_sims(level: u32) -> Option<u64> {
+    (level < MAX_SKILL).then(|| (4.0 * 2f64.powf(f64::from(level) / 2.0)).round() as u64)
+}
+
+/// The strongest `Skill Level` (no cap on simulations).
+pub const MAX_SKILL: u32 = 20;
 
 /// Runs the engine on `input` until `quit` or the end of the input, writing to `output`.
 pub fn serve(opts: ServerOptions, input: impl BufRead, output: impl Write + Send + 'static) -> Result<()> {
@@ -119,6 +132,7 @@ pub fn serve(opts: ServerOptions, input: impl BufRead, output: impl Write + Send
         book: opts.book,
         book_plies: opts.book_plies,
         seed: 0,
+        skill: MAX_SKILL,
     };
     for line in input.lines() {
         let line = line?;
@@ -161,7 +175,7 @@ pub fn serve(opts: ServerOptions, input: impl BufRead, output: impl Write + Send
                 None => s.out.say("info string no valid position"),
             },
             "" | "debug" | "register" => {}
-            _ => s.out.say(&format!("info string unknown command '{cmd}'")),
+            _ => s.out.say(&format!("info string unknown command '{}'", echo(cmd))),
         }
     }
     s.stop_search();
@@ -245,6 +259,7 @@ impl Server {
         o.say("option name Ponder type check default false");
         o.say(&format!("option name Move Overhead type spin default {} min 0 max 5000", self.overhead_ms));
         o.say(&format!("option name Simulations type spin default {} min 1 max {MAX_SIMS}", self.sims));
+        o.say(&format!("option name Skill Level type spin default {MAX_SKILL} min 0 max {MAX_SKILL}"));
         o.say("option name Book type string default <empty>");
         o.say(&format!("option name BookPlies type spin default {} min 0 max 1000", self.book_plies));
         o.say("option name UCI_AnalyseMode type check default false");
@@ -263,6 +278,9 @@ impl Server {
     }
 
     fn error(&self, msg: &str) {
+        // inputs are echoed bounded where they are named; this bounds the rest
+        let n = msg.chars().count();
+        let msg = if n > 1000 { format!("{}… ({} more characters)", msg.chars().take(1000).collect::<String>(), n - 1000) } else { msg.to_string() };
         self.out.say(&format!("info string error: {msg}"));
     }
 
@@ -290,7 +308,7 @@ impl Server {
             }
         };
         let spin = |min: u64, max: u64| -> Option<u64> { value.parse::<u64>().ok().filter(|n| (min..=max).contains(n)) };
-        let bad = |what: &str| format!("{name} {value}: {what}");
+        let bad = |what: &str| format!("{} {}: {what}", echo(name), echo(value));
         match name.to_ascii_lowercase().as_str() {
             "uci_variant" => match self.find_variant(value) {
                 Ok(v) => {
@@ -309,7 +327,17 @@ impl Server {
                 }
                 Err(e) => self.error(&bad(&e.to_string())),
             },
-            "modelpath" => self.model = if empty { None } else { Some(PathBuf::from(value)) },
+            "modelpath" if empty => self.model = None,
+            // checked now, so that a GUI hears of a missing or damaged file at once (not at the
+            // first `go`); the previous network stays
+            "modelpath" => match vzero_model::NetEvaluator::load(std::path::Path::new(value), self.variant, vzero_model::Device::Cpu) {
+                Ok(_) => self.model = Some(PathBuf::from(value)),
+                Err(e) => self.error(&format!("ModelPath {}: {e:#}; keeping {}", echo(value), self.model.as_ref().map_or("no network".to_string(), |p| p.display().to_string()))),
+            },
+            "skill level" => match spin(0, u64::from(MAX_SKILL)) {
+                Some(n) => self.skill = n as u32,
+                None => self.error(&bad(&format!("not a number from 0 to {MAX_SKILL}"))),
+            },
             "threads" => match spin(1, 64) {
                 Some(n) => self.threads = n as usize,
                 None => self.error(&bad("not a number from 1 to 64")),
@@ -354,7 +382,7 @@ impl Server {
                 Ok(n) => self.book_plies = n,
                 _ => self.error(&bad("not a number")),
             },
-            _ => self.out.say(&format!("info string unknown option '{name}'")),
+            _ => self.out.say(&format!("info string unknown option '{}'", echo(name))),
         }
     }
 
@@ -442,19 +470,32 @@ impl Server {
         let mut limits = GoLimits::default();
         let mut ponder = false;
         let (mut wtime, mut btime, mut winc, mut binc, mut mtg) = (None, None, 0u64, 0u64, None);
-        let num = |i: usize| toks.get(i + 1).and_then(|x| x.parse::<i64>().ok()).map(|x| x.max(0) as u64);
+        // A limit must be a positive number (a clock may be 0 or negative: a flagged clock
+        // plays at once); anything else is named in an error line and ignored.
+        let out = self.out.clone();
+        let num = |i: usize, min: i64| -> Option<u64> {
+            let raw = toks.get(i + 1).copied().unwrap_or("");
+            match raw.parse::<i64>() {
+                Ok(x) if x >= min => Some(x.max(0) as u64),
+                _ => {
+                    let what = if min > 0 { "a positive number" } else { "a number" };
+                    out.say(&format!("info string error: go {} {}: expected {what}; ignored", toks[i], echo(raw)));
+                    None
+                }
+            }
+        };
         let mut i = 0;
         while i < toks.len() {
             let mut skip = 2;
             match toks[i] {
-                "nodes" => limits.nodes = num(i),
-                "movetime" => limits.movetime = num(i).map(Duration::from_millis),
-                "depth" => limits.depth = num(i).map(|d| d.max(1) as usize),
-                "wtime" => wtime = num(i),
-                "btime" => btime = num(i),
-                "winc" => winc = num(i).unwrap_or(0),
-                "binc" => binc = num(i).unwrap_or(0),
-                "movestogo" => mtg = num(i).map(|m| m as u32),
+                "nodes" => limits.nodes = num(i, 1),
+                "movetime" => limits.movetime = num(i, 1).map(Duration::from_millis),
+                "depth" => limits.depth = num(i, 1).map(|d| d as usize),
+                "wtime" => wtime = num(i, i64::MIN),
+                "btime" => btime = num(i, i64::MIN),
+                "winc" => winc = num(i, 0).unwrap_or(0),
+                "binc" => binc = num(i, 0).unwrap_or(0),
+                "movestogo" => mtg = num(i, 1).map(|m| m as u32),
                 "infinite" => {
                     limits.infinite = true;
                     skip = 1;
@@ -483,6 +524,9 @@ impl Server {
         }
         if !limits.infinite && !ponder && limits.nodes.is_none() && limits.movetime.is_none() && limits.depth.is_none() && limits.clock.is_none() {
             limits.nodes = Some(u64::from(self.sims));
+        }
+        if let Some(cap) = skill_sims(self.skill) {
+            limits.nodes = Some(limits.nodes.map_or(cap, |n| n.min(cap)));
         }
         let stop = Arc::new(AtomicBool::new(false));
         let ponder_flag = Arc::new(AtomicBool::new(ponder));

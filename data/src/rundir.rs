@@ -131,6 +131,24 @@ impl RunDir {
         Ok(run)
     }
 
+    /// Opens an existing run to read it, creating nothing in it (what `vzero status`, `check`
+    /// and `openings` use): a local directory must exist (an error names it otherwise); an
+    /// `s3://` run is opened as by [`RunDir::create_or_open`] (only this process's local
+    /// working copy is written, outside the run).
+    pub fn open_existing(path: impl AsRef<Path>) -> Result<RunDir> {
+        let path = path.as_ref();
+        if is_remote_spec(path) {
+            return RunDir::create_or_open(path);
+        }
+        if !path.is_dir() {
+            return Err(DataError::Io {
+                path: path.to_path_buf(),
+                source: std::io::Error::new(std::io::ErrorKind::NotFound, "run directory does not exist"),
+            });
+        }
+        Ok(RunDir { root: path.to_path_buf(), remote: None })
+    }
+
     /// The local directory of the run (for an object-storage run: this process's working copy
     /// of its small files; use [`RunDir::location`] to name the run).
     pub fn root(&self) -> &Path {
@@ -240,7 +258,7 @@ impl RunDir {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(DataError::Io { path: stored, source: e }),
         };
-        let value: toml::Value = toml::from_str(&text).map_err(|e| DataError::Config(format!("{}: {}", self.describe(&stored), e.to_string().trim())))?;
+        let value: toml::Value = toml::from_str(&text).map_err(|e| DataError::Config(format!("{}: {}", self.describe(&stored), vzero_rules::toml_error::describe_toml_error(&text, &e))))?;
         Ok(value.get("variant").and_then(|v| v.as_str()).map(str::to_string))
     }
 
@@ -452,7 +470,13 @@ impl RunDir {
             return Ok(out);
         }
         let mut out = Vec::new();
-        for e in fs::read_dir(&dir).map_err(io_err(&dir))? {
+        let rd = match fs::read_dir(&dir) {
+            Ok(rd) => rd,
+            // a run opened read-only before its first chunk
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+            Err(e) => return Err(io_err(&dir)(e)),
+        };
+        for e in rd {
             let e = e.map_err(io_err(&dir))?;
             let name = e.file_name();
             let name = name.to_string_lossy();

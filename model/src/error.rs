@@ -12,10 +12,13 @@ pub enum ModelError {
     Input(String),
     #[error("device: {0}")]
     Device(String),
-    #[error("{}", path.display())]
+    /// A file that cannot be read or written: its path and the system's reason, in one line
+    /// (the reason is part of the message, not a separate source, so it is never lost nor
+    /// printed twice).
+    #[error("{}: {cause}", path.display())]
     Io {
         path: PathBuf,
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// The metadata file is not valid JSON of the expected shape (truncated, corrupt, or written
     /// by an incompatible format version).
@@ -42,5 +45,5 @@ pub type Result<T, E = ModelError> = std::result::Result<T, E>;
 
 pub(crate) fn io_err(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> ModelError {
     let path = path.into();
-    move |source| ModelError::Io { path, source }
+    move |cause| ModelError::Io { path, cause }
 }

@@ -109,9 +109,25 @@ pub struct Summary {
 }
 
 impl Summary {
-    /// `N games counted, F filtered out, S skipped`.
+    /// Games skipped one by one (malformed or unfinished).
+    pub fn games_skipped(&self) -> usize {
+        self.skipped.iter().filter(|s| !s.chunk).count()
+    }
+
+    /// Unreadable chunks skipped whole: their games are lost, however many there were.
+    pub fn chunks_lost(&self) -> usize {
+        self.skipped.iter().filter(|s| s.chunk).count()
+    }
+
+    /// `N games counted, F filtered out, S games skipped` and, when there are any,
+    /// `; C unreadable chunks: their games are lost (vzero check names them)`.
     pub fn line(&self) -> String {
-        format!("{} games counted, {} filtered out, {} skipped", self.counted, self.filtered, self.skipped.len())
+        let mut line = format!("{} games counted, {} filtered out, {} games skipped", self.counted, self.filtered, self.games_skipped());
+        let lost = self.chunks_lost();
+        if lost > 0 {
+            line += &format!("; {lost} unreadable chunk{}: {} games are lost (`vzero check --run` names the damage)", if lost == 1 { "" } else { "s" }, if lost == 1 { "its" } else { "their" });
+        }
+        line
     }
 }
 
@@ -146,7 +162,7 @@ pub fn scan(inputs: &[Input], variant: Variant, filter: &Filter, progress: bool,
             }
         }
         if sum.read % 1024 == 0 {
-            bar.set_message(format!("{} counted, {} skipped", sum.counted, sum.skipped.len()));
+            bar.set_message(format!("{} counted, {} skipped", sum.counted, sum.games_skipped()));
         }
         true
     })?;

@@ -104,6 +104,8 @@ pub struct Skipped {
     /// `file:line` or `chunk.h5#index` (or a file name for unreadable files).
     pub origin: String,
     pub reason: String,
+    /// A whole unreadable chunk: its games, however many, are lost (not one game).
+    pub chunk: bool,
 }
 
 impl std::fmt::Display for Skipped {
@@ -124,7 +126,7 @@ pub fn white_score(result: &str) -> Option<f64> {
 
 /// Replays `raw` in `variant`: checks the variant name, the FEN, every move and the result.
 pub fn replay(raw: RawGame, variant: Variant) -> std::result::Result<ReplayedGame, Skipped> {
-    let skip = |origin: &str, reason: String| Skipped { origin: origin.to_string(), reason };
+    let skip = |origin: &str, reason: String| Skipped { origin: origin.to_string(), reason, chunk: false };
     if let Some(v) = &raw.variant {
         if v != variant.name() {
             return Err(skip(&raw.origin, format!("variant '{v}', not '{}'", variant.name())));
@@ -226,14 +228,14 @@ pub fn for_each_game(inputs: &[Input], mut f: impl FnMut(std::result::Result<Raw
                 if !vzero_data::remote::is_remote_spec(dir) && !dir.join("data").is_dir() {
                     bail!("{}: not a run directory (no data/ folder)", dir.display());
                 }
-                let run = vzero_data::RunDir::create_or_open(dir).with_context(|| format!("opening run directory {}", dir.display()))?;
+                let run = vzero_data::RunDir::open_existing(dir).with_context(|| format!("opening run directory {}", dir.display()))?;
                 for chunk in run.list_chunks()? {
                     let name = run.describe(&chunk);
                     let games = vzero_data::Chunk::open(&chunk).and_then(|c| c.games());
                     let games = match games {
                         Ok(g) => g,
                         Err(e) => {
-                            if !f(Err(Skipped { origin: name, reason: format!("unreadable chunk, its games are skipped: {e}") })) {
+                            if !f(Err(Skipped { origin: name, reason: format!("unreadable chunk, its games are lost: {e}"), chunk: true })) {
                                 return Ok(());
                             }
                             continue;
@@ -291,7 +293,7 @@ impl<R: BufRead> PgnReader<R> {
 
     fn finish(&self, p: Partial, result: String) -> std::result::Result<RawGame, Skipped> {
         if let Some((line, msg)) = p.error {
-            return Err(Skipped { origin: format!("{}:{line}", self.file), reason: msg });
+            return Err(Skipped { origin: format!("{}:{line}", self.file), reason: msg, chunk: false });
         }
         let tag = |n: &str| p.tags.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone());
         if let Some(t) = tag("Result") {
@@ -299,6 +301,7 @@ impl<R: BufRead> PgnReader<R> {
                 return Err(Skipped {
                     origin: format!("{}:{}", self.file, p.start_line),
                     reason: format!("result token {result} differs from the Result tag {t}"),
+                    chunk: false,
                 });
             }
         }
@@ -343,7 +346,7 @@ impl<R: BufRead> PgnReader<R> {
                         format!("game has no result token (1-0, 0-1, 1/2-1/2 or *) before the end of the file at line {}", self.line_no)
                     };
                     let line = p.error.as_ref().map_or(p.start_line, |e| e.0);
-                    return Ok(Some(Err(Skipped { origin: format!("{}:{line}", self.file), reason: p.error.map_or(msg, |e| e.1) })));
+                    return Ok(Some(Err(Skipped { origin: format!("{}:{line}", self.file), reason: p.error.map_or(msg, |e| e.1), chunk: false })));
                 }
                 return Ok(None);
             }
@@ -358,6 +361,7 @@ impl<R: BufRead> PgnReader<R> {
                     let bad = Skipped {
                         origin: format!("{}:{}", self.file, p.start_line),
                         reason: format!("missing result token (next game's tags begin on line {ln})"),
+                        chunk: false,
                     };
                     self.pending_tag = Some((ln, trimmed.to_string()));
                     return Ok(Some(Err(bad)));

@@ -185,7 +185,7 @@ fn malformed_games_are_skipped_with_file_and_line() {
     assert!(s[2].reason.contains("variant 'nosuch'"));
     assert_eq!(s[3].origin, format!("{f}:{}", line_of(PGN, "[Event \"bad fen\"]")));
     assert!(s[3].reason.contains("bad FEN"));
-    assert!(sum.line().contains("4 skipped"));
+    assert!(sum.line().contains("4 games skipped"), "{}", sum.line());
 }
 
 #[test]

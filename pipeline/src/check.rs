@@ -36,8 +36,9 @@ impl RunCheck {
         if !vzero_data::remote::is_remote_spec(run) && !run.is_dir() {
             anyhow::bail!("run directory {} does not exist", run.display());
         }
-        let run = RunDir::create_or_open(run).with_context(|| format!("opening run {}", run.display()))?;
+        let run = RunDir::open_existing(run).with_context(|| format!("opening run {}", run.display()))?;
         let mut c = RunCheck { location: run.location(), ..Default::default() };
+        c.check_config(&run);
         c.check_chunks(&run)?;
         c.check_checkpoints(&run)?;
         c.check_metrics(&run);
@@ -55,6 +56,20 @@ impl RunCheck {
     /// `N chunks (G games, R rows), C checkpoints, M metrics rows`.
     pub fn counts(&self) -> String {
         format!("{} chunks ({} games, {} rows), {} checkpoints, {} metrics rows", self.chunks, self.games, self.rows, self.checkpoints, self.metrics_rows)
+    }
+
+    /// The stored `config.toml`, if the run has one, must parse as a run config.
+    fn check_config(&mut self, run: &RunDir) {
+        let path = run.root().join("config.toml");
+        match std::fs::read_to_string(&path) {
+            Ok(text) => {
+                if let Err(e) = crate::config::RunConfig::parse(&text, &run.describe(&path)) {
+                    self.problems.push(format!("{e:#}"));
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => self.problems.push(format!("{}: unreadable: {e}", run.describe(&path))),
+        }
     }
 
     fn check_chunks(&mut self, run: &RunDir) -> Result<()> {

@@ -103,7 +103,7 @@ fn auto() -> String {
 impl RunConfig {
     /// Parses and validates a config; `source` names it in errors.
     pub fn parse(text: &str, source: &str) -> Result<RunConfig> {
-        let cfg: RunConfig = toml::from_str(text).map_err(|e| anyhow::anyhow!("{source}: {}", e.to_string().trim().replace('\n', " ")))?;
+        let cfg: RunConfig = toml::from_str(text).map_err(|e| anyhow::anyhow!("{source}: {}", vzero_rules::toml_error::describe_toml_error(text, &e)))?;
         cfg.validate().with_context(|| format!("{source}: invalid config"))?;
         Ok(cfg)
     }

@@ -56,6 +56,9 @@ pub struct RunStatus {
     pub gauntlet: Option<EloRow>,
     /// The learner lease's record, if one is held (or left by a killed learner).
     pub lease: Option<Holder>,
+    /// What could not be read, one line each naming the file (unreadable chunks, whose games
+    /// are not counted above; a config.toml that does not parse).
+    pub warnings: Vec<String>,
     /// Heartbeat records, newest first.
     pub processes: Vec<Beat>,
     /// Unix seconds when this was read.
@@ -78,9 +81,14 @@ impl RunStatus {
         if !vzero_data::remote::is_remote_spec(run) && !run.is_dir() {
             anyhow::bail!("run directory {} does not exist", run.display());
         }
-        let run = RunDir::create_or_open(run).with_context(|| format!("opening run {}", run.display()))?;
+        let run = RunDir::open_existing(run).with_context(|| format!("opening run {}", run.display()))?;
         let now = now_unix();
-        let variant = match run.stored_variant()? {
+        let mut warnings = Vec::new();
+        let stored = run.stored_variant().unwrap_or_else(|e| {
+            warnings.push(format!("{e} (`vzero check` flags it; the variant below is the data's)"));
+            None
+        });
+        let variant = match stored {
             Some(v) => Some(v),
             None => run.data_variant()?.map(|(v, _)| v),
         };
@@ -97,7 +105,14 @@ impl RunStatus {
         let (mut chunks, mut games, mut rows, mut external_rows, mut recent_games, mut recent_rows) = (0, 0u64, 0u64, 0u64, 0u64, 0u64);
         let mut first_ms: Option<u64> = None;
         for p in run.list_chunks()? {
-            let Ok(c) = Chunk::open(&p) else { continue };
+            let c = match Chunk::open(&p) {
+                Ok(c) => c,
+                Err(e) if p.exists() => {
+                    warnings.push(format!("{}: unreadable chunk, its games are not counted: {e}", run.describe(&p)));
+                    continue;
+                }
+                Err(_) => continue, // retired by the learner since the listing
+            };
             if c.meta.source != Source::SelfPlay {
                 external_rows += c.rows as u64;
                 continue;
@@ -140,6 +155,7 @@ impl RunStatus {
             lease: read_holder(&run)?,
             processes: read_heartbeats(&run)?,
             now,
+            warnings,
         })
     }
 
@@ -195,6 +211,7 @@ impl RunStatus {
             line += &format!(", generation {}", b.generation);
             out.push(line);
         }
+        out.extend(self.warnings.iter().map(|w| format!("warning: {w}")));
         out
     }
 }

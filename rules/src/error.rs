@@ -47,7 +47,41 @@ pub enum Error {
         /// The position it was tried in.
         fen: String,
     },
+    /// A move given after the game ended.
+    #[error("the game is over ({result}): '{text}' cannot be played")]
+    GameOver {
+        /// The move as given.
+        text: String,
+        /// How the game ended (`loss checkmate`, `draw repetition`, ...).
+        result: String,
+    },
 }
 
 /// Result alias of the rules core.
 pub type Result<T> = std::result::Result<T, Error>;
+
+/// Longest part of an input that an error message repeats (a 10 KB FEN or a 100 KB UCI line is
+/// not echoed whole).
+pub const ECHO_MAX: usize = 80;
+
+/// `text` for an error message: whole up to [`ECHO_MAX`] characters, else its first
+/// [`ECHO_MAX`] with `…` and its length.
+pub fn echo(text: &str) -> String {
+    let n = text.chars().count();
+    if n <= ECHO_MAX {
+        text.to_string()
+    } else {
+        format!("{}… ({n} characters)", text.chars().take(ECHO_MAX).collect::<String>())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn echo_bounds_long_inputs_and_keeps_short_ones() {
+        assert_eq!(super::echo("e2e4"), "e2e4");
+        let long = "x".repeat(10_000);
+        let e = super::echo(&long);
+        assert!(e.len() < 120 && e.ends_with("(10000 characters)"), "{e}");
+    }
+}

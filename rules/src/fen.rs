@@ -9,7 +9,7 @@ use crate::types::{Color, Piece};
 use crate::variant::Rules;
 
 fn err(fen: &str, field: &'static str, message: String) -> Error {
-    Error::Fen { fen: fen.to_string(), field, message }
+    Error::Fen { fen: crate::echo(fen), field, message }
 }
 
 /// Parses an algebraic square name on a `files` × `ranks` board.

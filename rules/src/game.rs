@@ -158,8 +158,13 @@ impl Game {
         self.last_reset.push(reset);
     }
 
-    /// Parses, checks and plays a UCI move.
+    /// Parses, checks and plays a UCI move; a move after the game's end is
+    /// [`crate::Error::GameOver`].
     pub fn play_uci(&mut self, text: &str) -> Result<Move> {
+        let r = self.result();
+        if r.is_over() {
+            return Err(crate::Error::GameOver { text: crate::echo(text), result: r.to_string() });
+        }
         let m = self.position().parse_uci(text)?;
         self.play(m);
         Ok(m)

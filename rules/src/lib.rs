@@ -23,11 +23,12 @@ mod game;
 mod movegen;
 mod position;
 mod san;
+pub mod toml_error;
 mod types;
 pub mod variant;
 
 pub use board::Pos;
-pub use error::{Error, Result};
+pub use error::{echo, Error, Result};
 pub use game::{Game, GameResult, Outcome, Reason};
 pub use movegen::{MoveList, MAX_MOVES};
 pub use position::Position;

@@ -43,7 +43,7 @@ fn uci_of<B: Bitboard>(r: &Rules<B>, m: Move) -> String {
 
 /// Checks the shape of a UCI move string without a position.
 fn check_syntax(text: &str, files: usize, ranks: usize) -> Result<()> {
-    let bad = |message: &str| Err(Error::MoveSyntax { text: text.to_string(), message: message.to_string() });
+    let bad = |message: &str| Err(Error::MoveSyntax { text: crate::echo(text), message: message.to_string() });
     if text == "0000" {
         return Ok(());
     }
@@ -249,7 +249,7 @@ impl Position {
         self.legal_moves()
             .into_iter()
             .find(|&m| self.uci(m) == wanted)
-            .ok_or_else(|| Error::IllegalMove { text: text.to_string(), fen: self.fen() })
+            .ok_or_else(|| Error::IllegalMove { text: crate::echo(text), fen: self.fen() })
     }
 
     /// Parses and plays a UCI move.

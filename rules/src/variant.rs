@@ -90,7 +90,7 @@ fn value(s: &str, field: &str, src: &str) -> Result<Value> {
 }
 
 fn verr(src: &str, message: String) -> Error {
-    Error::Variant { source_name: src.to_string(), message }
+    Error::Variant { source_name: crate::echo(src), message }
 }
 
 /// Castling geometry for one side and wing.
@@ -664,7 +664,7 @@ impl Variant {
             return Ok(*v);
         }
         let Some((_, text)) = BUILTIN.iter().find(|(n, _)| *n == name) else {
-            return Err(Error::UnknownVariant { name: name.to_string(), known: builtin_names().join(", ") });
+            return Err(Error::UnknownVariant { name: crate::echo(name), known: builtin_names().join(", ") });
         };
         let v = Variant::from_toml(text, name)?;
         reg.insert(name.to_string(), v);
@@ -674,7 +674,7 @@ impl Variant {
     /// Compiles a definition from TOML text; `src` names it in errors. The tables live for the
     /// rest of the process.
     pub fn from_toml(text: &str, src: &str) -> Result<Variant> {
-        let def: VariantDef = toml::from_str(text).map_err(|e| verr(src, e.to_string().trim().replace('\n', " ")))?;
+        let def: VariantDef = toml::from_str(text).map_err(|e| verr(src, crate::toml_error::describe_toml_error(text, &e)))?;
         Variant::from_def(&def, src)
     }
 

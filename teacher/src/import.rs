@@ -108,7 +108,7 @@ pub fn import_games(run: &RunDir, variant: Variant, files: &[PathBuf], opts: &Im
             match raw.and_then(|r| replay(r, variant)) {
                 Ok(g) => {
                     if g.moves.is_empty() {
-                        summary.skipped.push(Skipped { origin: g.raw.origin.clone(), reason: "no moves".into() });
+                        summary.skipped.push(Skipped { origin: g.raw.origin.clone(), reason: "no moves".into(), chunk: false });
                     } else {
                         summary.imported += 1;
                         buffer.extend(game_rows(&maker, &g, opts.label_smoothing));

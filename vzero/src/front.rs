@@ -25,7 +25,7 @@ fn main() {
     if !first.is_some_and(|c| rules::COMMANDS.contains(&c)) {
         exec_torch(&args[1..]);
     }
-    rules::exit_on_error(Cli::parse().command.run());
+    rules::exit_on_error(rules::parse_args::<Cli>().command.run());
 }
 
 /// Replaces this process by `vzero-torch` with the same arguments. Warns when `vzero-torch` is

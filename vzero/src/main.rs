@@ -6,6 +6,7 @@ mod cmd;
 
 use clap::{Parser, Subcommand};
 
+
 /// Self-play reinforcement learning for chess variants.
 #[derive(Parser)]
 #[command(name = "vzero", version, about)]
@@ -65,7 +66,7 @@ enum Command {
 }
 
 fn main() {
-    let cli = Cli::parse();
+    let cli: Cli = cmd::rules::parse_args();
     let result = match cli.command {
         Command::Rules(c) => c.run(),
         Command::Search(a) => cmd::search::search(a),

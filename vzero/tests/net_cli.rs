@@ -18,10 +18,12 @@ fn init_eval_and_search_with_a_network() {
     assert!(out.contains("parameters"));
     let (code, out, err) = vzero(&["eval", "--variant", "empire", "--model", stem, "--top", "30", "--device", "cpu"]);
     assert_eq!(code, 0, "{err}");
-    let probs: Vec<f32> = out.lines().skip(3).map(|l| l.split_whitespace().nth(1).unwrap().parse().unwrap()).collect();
+    // model, fen, the network's W/D/L, the search's (with the knowledge blend), the column heads
+    let probs: Vec<f32> = out.lines().skip(5).map(|l| l.split_whitespace().nth(1).unwrap().parse().unwrap()).collect();
     assert_eq!(probs.len(), 30, "all 30 legal moves listed");
     assert!((probs.iter().sum::<f32>() - 1.0).abs() < 1e-3, "policy over legal moves sums to 1");
-    let wdl: Vec<f32> = out.lines().nth(2).unwrap().split_whitespace().skip(1).take(3).map(|x| x.parse().unwrap()).collect();
+    assert!(out.lines().nth(2).unwrap().starts_with("wdl network "), "{out}");
+    let wdl: Vec<f32> = out.lines().nth(2).unwrap().split_whitespace().skip(2).take(3).map(|x| x.parse().unwrap()).collect();
     assert!((wdl.iter().sum::<f32>() - 1.0).abs() < 1e-3);
     let (code, out, err) = vzero(&["search", "--variant", "empire", "--model", stem, "--sims", "50", "--device", "cpu"]);
     assert_eq!(code, 0, "{err}");

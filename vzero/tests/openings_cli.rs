@@ -78,7 +78,7 @@ fn openings_csv_md_svg_and_filters() {
     assert_eq!(lines[4], "1,h3h4,Ph4,h3h4,Ph4,white,1,0.3333,0,1,0,0,0,0.5000,0.0,1.0,0.2000,0.0000");
     // the illegal record is named by chunk file and index, and counted as skipped
     assert!(err.contains(".h5#3: ply 2 (a7a7)"), "{err}");
-    assert!(err.contains("3 games counted, 0 filtered out, 1 skipped"), "{err}");
+    assert!(err.contains("3 games counted, 0 filtered out, 1 games skipped"), "{err}");
     assert!(std::fs::read_to_string(&svg).unwrap().starts_with("<svg"));
 
     let out = dir.join("tree.md");
@@ -89,7 +89,7 @@ fn openings_csv_md_svg_and_filters() {
     assert_eq!(md.lines().filter(|l| l.starts_with("| ")).count(), 2, "{md}"); // header + one line
 
     let (csv, err) = vzero(&["openings", "--variant", "empire", "--from", s(&dir), "--plies", "2", "--format", "csv", "--no-progress", "--generations", "2..2", "--decisive"]);
-    assert!(err.contains("1 games counted, 2 filtered out, 1 skipped"), "{err}");
+    assert!(err.contains("1 games counted, 2 filtered out, 1 games skipped"), "{err}");
     assert_eq!(csv.lines().count(), 1 + 2);
     let (json, _) = vzero(&["openings", "--variant", "empire", "--from", s(&dir), "--format", "json", "--no-progress"]);
     assert!(json.contains("\"skipped\": 1"), "{json}");

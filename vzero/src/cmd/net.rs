@@ -50,6 +50,9 @@ pub struct InitArgs {
     /// Seed of the random weights.
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// Replace a checkpoint already at --out (refused without it: it may be a trained network).
+    #[arg(long)]
+    force: bool,
 }
 
 /// Arguments of `vzero eval`.
@@ -91,6 +94,9 @@ pub struct ExportArgs {
     /// File to write, e.g. net.pt (its description goes to net.pt.json).
     #[arg(long)]
     out: PathBuf,
+    /// Replace an export already at --out (refused without it).
+    #[arg(long)]
+    force: bool,
 }
 
 pub fn init(a: InitArgs) -> Result<()> {
@@ -98,13 +104,17 @@ pub fn init(a: InitArgs) -> Result<()> {
         bail!("--blocks must be 1..=64 and --channels 1..=1024 (got {} x {})", a.blocks, a.channels);
     }
     let variant = Variant::load(&a.variant)?;
-    if let Some(dir) = a.out.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let (json, weights) = checkpoint::checkpoint_paths(&a.out);
+    if !a.force {
+        if let Some(p) = [&json, &weights].into_iter().find(|p| p.exists()) {
+            let what = checkpoint::read_meta(&json).map_or_else(|_| "a file".to_string(), |m| format!("a checkpoint of {} at step {}", m.variant, m.step));
+            bail!("{} exists ({what}): not overwritten; pass --force to replace it with a random network", p.display());
+        }
     }
+    crate::cmd::out::create_parent(&a.out)?;
     let cfg = net_config(variant, a.blocks, a.channels)?;
     let model = fresh_model(variant, &cfg, vzero_model::Device::Cpu, a.seed)?;
     let meta = checkpoint::save(&model, &a.out, &checkpoint_info(variant, 0, 0, None))?;
-    let (json, weights) = checkpoint::checkpoint_paths(&a.out);
     println!(
         "wrote {} and {} ({} parameters, {} x {}, {} input planes, {} policy indices)",
         json.display(),
@@ -131,19 +141,35 @@ pub fn eval(a: EvalArgs) -> Result<()> {
     if a.json {
         return eval_json(&mut net, &game, &state, &moves);
     }
-    let evals = net.evaluate(&[&state], &[&moves])?;
-    let (priors, value) = &evals[0];
-    let [w, d, l] = value.wdl();
+    // Both readings: the network alone, and with the checkpoint's knowledge blend (capture
+    // prior and material value) as searches use them; while the blend is on they differ.
+    let blend = net.knowledge();
+    let mut readings = Vec::new();
+    for knowledge in [vzero_mcts::Knowledge::default(), blend] {
+        net.set_knowledge(knowledge);
+        let e = net.evaluate_batch(&[&state], &[&moves])?;
+        readings.push((e.policy(0).to_vec(), e.wdl[0]));
+    }
+    net.set_knowledge(blend);
+    let [(net_priors, net_wdl), (search_priors, search_wdl)] = [readings[0].clone(), readings[1].clone()];
     let mut out = std::io::stdout().lock();
     writeln!(out, "model {} (step {}, {} samples)", a.model.display(), meta.step, meta.samples_seen)?;
     writeln!(out, "fen {}", pos.fen())?;
-    writeln!(out, "wdl {w:.4} {d:.4} {l:.4} value {:+.4}", w - l)?;
+    let wdl = |[w, d, l]: [f32; 3]| format!("{w:.4} {d:.4} {l:.4} value {:+.4}", w - l);
+    writeln!(out, "wdl network {}", wdl(net_wdl))?;
+    writeln!(out, "wdl search  {}  (with the knowledge blend searches use: {})", wdl(search_wdl), describe_blend(&blend))?;
+    writeln!(out, "{:<10} {:>8} {:>8}", "move", "network", "search")?;
     let mut order: Vec<usize> = (0..moves.len()).collect();
-    order.sort_by(|&i, &j| priors[j].total_cmp(&priors[i]));
+    order.sort_by(|&i, &j| net_priors[j].total_cmp(&net_priors[i]));
     for &i in order.iter().take(a.top) {
-        writeln!(out, "{:<10} {:.4}", pos.uci(moves[i]), priors[i])?;
+        writeln!(out, "{:<10} {:>8.4} {:>8.4}", pos.uci(moves[i]), net_priors[i], search_priors[i])?;
     }
     Ok(())
+}
+
+/// The knowledge blend's weights, for `vzero eval`'s second reading.
+fn describe_blend(k: &vzero_mcts::Knowledge) -> String {
+    format!("capture prior weight {:.2}, material value weight {:.2}", k.prior_weight, k.value_weight)
 }
 
 /// `vzero eval --json`: everything a Python user needs to feed the position to an exported
@@ -181,6 +207,10 @@ fn eval_json(net: &mut NetEvaluator, game: &vzero_rules::Game, state: &vzero_mct
 /// `vzero export`: the network for other tools.
 pub fn export(a: ExportArgs) -> Result<()> {
     let meta = checkpoint::read_meta(&a.model)?;
+    if !a.force && a.out.exists() {
+        bail!("{} exists: not overwritten; pass --force to replace it", a.out.display());
+    }
+    crate::cmd::out::create_parent(&a.out)?;
     let variant = vzero_rules::Variant::load(&meta.variant).with_context(|| format!("{}: variant", a.model.display()))?;
     let (net, meta) = NetEvaluator::load(&a.model, variant, vzero_model::Device::Cpu)?;
     let info = match a.format {

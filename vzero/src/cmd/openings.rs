@@ -20,9 +20,10 @@ pub enum Format {
 /// Where games come from and which count (shared by `openings` and `book build`).
 #[derive(Args, Debug)]
 pub struct GameArgs {
-    /// Variant name, or a path to a variant definition (.toml).
+    /// Variant name, or a path to a variant definition (.toml); default: the variant the run
+    /// directories among --from record.
     #[arg(long)]
-    pub variant: String,
+    pub variant: Option<String>,
     /// Run directories (their data/*.h5 chunks) and/or PGN files.
     #[arg(long, required = true, num_args = 1..)]
     pub from: Vec<PathBuf>,
@@ -57,6 +58,34 @@ impl GameArgs {
             players: self.players.as_deref().map(Filter::parse_players).transpose()?,
             decisive: self.decisive,
         })
+    }
+
+    /// The variant of the games: `--variant`, else the one the run directories record. Every
+    /// run among the inputs must be of it (one error naming the run, not a skip per game).
+    fn variant(&self, inputs: &[Input]) -> Result<Variant> {
+        let mut runs = Vec::new();
+        for i in inputs {
+            if let Input::RunDir(p) = i {
+                let run = vzero_data::RunDir::open_existing(p)?;
+                let recorded = match run.stored_variant() {
+                    Ok(Some(v)) => Some(v),
+                    _ => run.data_variant()?.map(|(v, _)| v),
+                };
+                if let Some(v) = recorded {
+                    let name = Variant::load(&v).map(|v| v.name().to_string()).unwrap_or(v);
+                    runs.push((p.display().to_string(), name));
+                }
+            }
+        }
+        let variant = match (&self.variant, runs.first()) {
+            (Some(v), _) => Variant::load(v)?,
+            (None, Some((_, v))) => Variant::load(v)?,
+            (None, None) => bail!("--variant is needed: no run directory among --from records one (PGN files name none)"),
+        };
+        if let Some((run, v)) = runs.iter().find(|(_, v)| v != variant.name()) {
+            bail!("--from {run} is a run of {v}, not of {}", variant.name());
+        }
+        Ok(variant)
     }
 
     fn inputs(&self) -> Result<Vec<Input>> {
@@ -103,9 +132,9 @@ pub struct OpeningsArgs {
 }
 
 pub fn openings(a: OpeningsArgs) -> Result<()> {
-    let variant = Variant::load(&a.games.variant)?;
-    let filter = a.games.filter()?;
     let inputs = a.games.inputs()?;
+    let variant = a.games.variant(&inputs)?;
+    let filter = a.games.filter()?;
     let mut tree = OpeningTree::new(a.games.plies);
     let sum = scan(&inputs, variant, &filter, !a.games.no_progress, |g| tree.add(g))?;
     report(&sum, a.games.show_skipped);
@@ -174,13 +203,14 @@ pub struct BookBuildArgs {
 pub fn book(c: BookCommand) -> Result<()> {
     match c {
         BookCommand::Build(a) => {
-            let variant = Variant::load(&a.games.variant)?;
-            let filter = a.games.filter()?;
             let inputs = a.games.inputs()?;
+            let variant = a.games.variant(&inputs)?;
+            let filter = a.games.filter()?;
             let mut b = BookBuilder::new(variant, a.games.plies);
             let sum = scan(&inputs, variant, &filter, !a.games.no_progress, |g| b.add(g))?;
             report(&sum, a.games.show_skipped);
             let book = b.finish(a.games.min_games);
+            crate::cmd::out::create_parent(&a.out)?;
             book.save(&a.out)?;
             let moves: usize = book.positions().iter().map(|p| p.moves.len()).sum();
             println!("book {}: {} positions, {} moves, {} plies, from {} games", a.out.display(), book.positions().len(), moves, book.plies(), sum.counted);

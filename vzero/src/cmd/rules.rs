@@ -39,6 +39,35 @@ impl RulesCommand {
     }
 }
 
+/// Longest error message printed whole.
+const ERROR_MAX: usize = 1000;
+
+/// `line` whole up to [`ERROR_MAX`] characters, else cut there with the count of the rest.
+fn bounded_line(line: &str) -> String {
+    let n = line.chars().count();
+    if n > ERROR_MAX {
+        format!("{}… ({} more characters)", line.chars().take(ERROR_MAX).collect::<String>(), n - ERROR_MAX)
+    } else {
+        line.to_string()
+    }
+}
+
+/// Parses the command line as clap's `parse` does (help and version on stdout, exit 0; a
+/// mistake as `error: …` then the usage on stderr, exit 2), with every line of an error bounded:
+/// clap repeats an invalid value whole, and a 20 KB argument must not come back whole.
+pub fn parse_args<C: clap::Parser>() -> C {
+    match C::try_parse() {
+        Ok(c) => c,
+        Err(e) if !e.use_stderr() => e.exit(),
+        Err(e) => {
+            for line in e.render().to_string().lines() {
+                eprintln!("{}", bounded_line(line));
+            }
+            std::process::exit(e.exit_code());
+        }
+    }
+}
+
 /// Prints `error: …` and exits with status 1 on an error; a closed pipe (`vzero moves | head`)
 /// is the reader's choice, not an error.
 pub fn exit_on_error(result: Result<()>) {
@@ -46,7 +75,8 @@ pub fn exit_on_error(result: Result<()>) {
         if e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) {
             return;
         }
-        eprintln!("error: {e:#}");
+        // a safety net under the bounded echoes of the inputs: no error line is unbounded
+        eprintln!("error: {}", bounded_line(&format!("{e:#}")));
         std::process::exit(1);
     }
 }
@@ -167,12 +197,21 @@ pub fn replay(a: MovesArgs) -> Result<()> {
         let mut moves: Vec<String> = pos.legal_moves().into_iter().map(|m| pos.uci(m)).collect();
         moves.sort();
         let next = played.next();
-        let parsed = next.map(|t| pos.parse_uci(t));
+        let r = game.result();
+        // a move after the end, or one that does not parse: the line shows the position
+        // reached, without it, and the error follows
+        let parsed = next.map(|t| {
+            if r.is_over() {
+                Err(vzero_rules::Error::GameOver { text: vzero_rules::echo(t), result: r.to_string() })
+            } else {
+                pos.parse_uci(t)
+            }
+        });
+        let shown = if matches!(parsed, Some(Err(_))) { None } else { next };
         let san = match &parsed {
             Some(Ok(m)) => Some(pos.san(*m)),
             _ => None,
         };
-        let r = game.result();
         let line = serde_json::json!({
             "ply": ply,
             "fen": pos.fen(),
@@ -180,7 +219,7 @@ pub fn replay(a: MovesArgs) -> Result<()> {
             "result": r.outcome.to_string(),
             "reason": r.reason.to_string(),
             "moves": moves,
-            "move": next,
+            "move": shown,
             "san": san,
         });
         writeln!(out, "{line}")?;

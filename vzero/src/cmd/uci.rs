@@ -32,8 +32,14 @@ pub struct UciArgs {
 
 /// Runs the engine on stdin/stdout until `quit`.
 pub fn uci(a: UciArgs) -> Result<()> {
+    let variant = Variant::load(&a.variant)?;
+    // A network that cannot be used stops the engine at its start, naming why (not at the
+    // first `go`, where a GUI would only see a weaker engine).
+    if let Some(m) = &a.model {
+        vzero_model::NetEvaluator::load(m, variant, vzero_model::Device::Cpu).map_err(|e| anyhow::anyhow!("--model {}: {e:#}", m.display()))?;
+    }
     let opts = ServerOptions {
-        variant: Variant::load(&a.variant)?,
+        variant,
         model: a.model,
         sims: a.sims.max(1),
         book: a.book.as_deref().map(vzero_openings::Book::load).transpose()?,
