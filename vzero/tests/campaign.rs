@@ -177,8 +177,10 @@ fn uci_stream(rng: &mut StdRng) -> String {
         }
     }
     // every `go` is bounded (an `infinite` or `ponder` one needs a `stop`, added below)
+    // the engine leaves at a `quit`: only the final one ends the stream
     let mut out: Vec<String> = lines
         .into_iter()
+        .filter(|l| l.split_whitespace().next() != Some("quit"))
         .map(|l| if l.starts_with("go") && !l.contains("nodes") { format!("{l} nodes 100") } else { l })
         .collect();
     out.push("stop".into());
