@@ -9,18 +9,18 @@
 //! `VZERO_CAMPAIGN=20 cargo test --release -p vzero --test campaign -- --nocapture` multiplies
 //! the case counts by 20. Each test prints how many inputs it tried (docs/reliability.md).
 
-use std::collections::BTreeMap;
+mod common;
+
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
+
+use common::{copy_dir, latest_checkpoint, snapshot, tiny_run as pristine_run, BIN};
 
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
-
-const BIN: &str = env!("CARGO_BIN_EXE_vzero");
 
 /// Case-count multiplier: `VZERO_CAMPAIGN` (default 1).
 fn scale() -> usize {
@@ -210,26 +210,6 @@ fn uci_survives_random_and_mutated_command_streams() {
 
 // ---------------------------------------------------------------- command-line arguments
 
-fn pristine_run() -> &'static Path {
-    static RUN: OnceLock<PathBuf> = OnceLock::new();
-    RUN.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap().keep();
-        let cfg = dir.join("tiny.toml");
-        std::fs::copy(concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/tests/tiny-empire.toml"), &cfg).unwrap();
-        let run = dir.join("run");
-        let args: Vec<String> = ["train", "--config", cfg.to_str().unwrap(), "--run", run.to_str().unwrap(), "--games", "8", "--quiet"].map(String::from).to_vec();
-        let o = self::run(&args, "", Duration::from_secs(600));
-        assert_eq!(o.code, Some(0), "{}", o.err);
-        run
-    })
-}
-
-fn latest_checkpoint(run: &Path) -> PathBuf {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(run.join("checkpoints")).unwrap().flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "json")).collect();
-    v.sort();
-    v.pop().unwrap()
-}
-
 #[test]
 fn the_command_line_survives_random_arguments() {
     let mut rng = StdRng::seed_from_u64(seed() + 1);
@@ -294,33 +274,6 @@ fn the_command_line_survives_random_arguments() {
 }
 
 // ---------------------------------------------------------------- damaged run directories
-
-fn snapshot(root: &Path) -> BTreeMap<PathBuf, (u64, std::time::SystemTime)> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            let m = e.metadata().unwrap();
-            out.insert(e.path(), (m.len(), m.modified().unwrap()));
-            if m.is_dir() {
-                stack.push(e.path());
-            }
-        }
-    }
-    out
-}
-
-fn copy_dir(src: &Path, dst: &Path) {
-    std::fs::create_dir_all(dst).unwrap();
-    for e in std::fs::read_dir(src).unwrap().flatten() {
-        let to = dst.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &to);
-        } else {
-            std::fs::copy(e.path(), to).unwrap();
-        }
-    }
-}
 
 fn files_under(root: &Path) -> Vec<PathBuf> {
     snapshot(root).into_iter().map(|(p, _)| p).filter(|p| p.is_file()).collect()

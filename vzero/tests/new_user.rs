@@ -4,35 +4,12 @@
 
 mod common;
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::OnceLock;
 
-use common::{Session, BIN};
-
-fn vzero(args: &[&str]) -> (i32, String, String) {
-    let o = Command::new(BIN).args(args).output().expect("run vzero");
-    (o.status.code().unwrap_or(-1), String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
-}
+use common::{copy_dir, latest_checkpoint, snapshot, tiny_run as pristine_run, vzero, Session};
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
-}
-
-/// A small finished run (tiny config, 4 games), made once and copied by each test that damages it.
-fn pristine_run() -> &'static Path {
-    static RUN: OnceLock<PathBuf> = OnceLock::new();
-    RUN.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap().keep();
-        let cfg = dir.join("tiny.toml");
-        std::fs::copy(concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/tests/tiny-empire.toml"), &cfg).unwrap();
-        let run = dir.join("run");
-        let (code, out, err) = vzero(&["train", "--config", s(&cfg), "--run", s(&run), "--games", "8", "--quiet"]);
-        assert_eq!(code, 0, "{out}{err}");
-        assert!(std::fs::read_dir(run.join("data")).unwrap().count() >= 2, "want several chunks");
-        run
-    })
 }
 
 /// A private copy of the pristine run.
@@ -43,44 +20,10 @@ fn copy_run() -> (tempfile::TempDir, PathBuf) {
     (t, dst)
 }
 
-fn copy_dir(src: &Path, dst: &Path) {
-    std::fs::create_dir_all(dst).unwrap();
-    for e in std::fs::read_dir(src).unwrap().flatten() {
-        let to = dst.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &to);
-        } else {
-            std::fs::copy(e.path(), to).unwrap();
-        }
-    }
-}
-
-/// Every file and directory under `root` with its size and modification time.
-fn snapshot(root: &Path) -> BTreeMap<PathBuf, (bool, u64, std::time::SystemTime)> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            let m = e.metadata().unwrap();
-            out.insert(e.path(), (m.is_dir(), m.len(), m.modified().unwrap()));
-            if m.is_dir() {
-                stack.push(e.path());
-            }
-        }
-    }
-    out
-}
-
 fn chunks(run: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(run.join("data")).unwrap().flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "h5")).collect();
     v.sort();
     v
-}
-
-fn latest_checkpoint(run: &Path) -> PathBuf {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(run.join("checkpoints")).unwrap().flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "json")).collect();
-    v.sort();
-    v.pop().unwrap()
 }
 
 #[test]

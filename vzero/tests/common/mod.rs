@@ -87,3 +87,54 @@ pub fn tiny_config(net: &str, extra: &str) -> String {
     let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/tests/tiny-empire.toml")).expect("the tiny test config");
     format!("{}\n{extra}\n", text.replace("channels = 8\n", &format!("channels = 8\n{net}\n")))
 }
+
+/// A small finished run (the tiny config, 8 games), made once per test binary; tests that
+/// damage a run copy it first ([`copy_dir`]).
+pub fn tiny_run() -> &'static std::path::Path {
+    static RUN: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    RUN.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap().keep();
+        let cfg = dir.join("tiny.toml");
+        std::fs::write(&cfg, tiny_config("", "")).unwrap();
+        let run = dir.join("run");
+        let (code, out, err) = vzero(&["train", "--config", cfg.to_str().unwrap(), "--run", run.to_str().unwrap(), "--games", "8", "--quiet"]);
+        assert_eq!(code, 0, "{out}{err}");
+        run
+    })
+}
+
+/// Copies the directory tree `src` to `dst`.
+pub fn copy_dir(src: &std::path::Path, dst: &std::path::Path) {
+    std::fs::create_dir_all(dst).unwrap();
+    for e in std::fs::read_dir(src).unwrap().flatten() {
+        let to = dst.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &to);
+        } else {
+            std::fs::copy(e.path(), to).unwrap();
+        }
+    }
+}
+
+/// Every file and directory under `root`: (is a directory, size, modification time).
+pub fn snapshot(root: &std::path::Path) -> std::collections::BTreeMap<std::path::PathBuf, (bool, u64, std::time::SystemTime)> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let m = e.metadata().unwrap();
+            out.insert(e.path(), (m.is_dir(), m.len(), m.modified().unwrap()));
+            if m.is_dir() {
+                stack.push(e.path());
+            }
+        }
+    }
+    out
+}
+
+/// The newest checkpoint's metadata file of the run at `run`.
+pub fn latest_checkpoint(run: &std::path::Path) -> std::path::PathBuf {
+    let mut v: Vec<std::path::PathBuf> = std::fs::read_dir(run.join("checkpoints")).unwrap().flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "json")).collect();
+    v.sort();
+    v.pop().unwrap()
+}
