@@ -383,7 +383,28 @@ impl UciEngine {
     }
 
     fn send(&mut self, line: &str) -> Result<()> {
-        writeln!(self.stdin, "{line}").and_then(|_| self.stdin.flush()).map_err(|e| anyhow!("{}: engine closed its input ({e}){}", self.name, self.last_words()))
+        if let Err(e) = writeln!(self.stdin, "{line}").and_then(|_| self.stdin.flush()) {
+            // a closed pipe is most often an engine that has exited: say so, as a read would
+            return Err(match self.exit_status() {
+                Some(status) => anyhow!("{}: engine terminated ({status}){}", self.name, self.last_words()),
+                None => anyhow!("{}: engine closed its input ({e}){}", self.name, self.last_words()),
+            });
+        }
+        Ok(())
+    }
+
+    /// The engine's exit status, waiting up to half a second for it to exit; `None` if it runs.
+    fn exit_status(&mut self) -> Option<std::process::ExitStatus> {
+        let t = Instant::now();
+        loop {
+            if let Some(s) = self.child.try_wait().ok().flatten() {
+                return Some(s);
+            }
+            if t.elapsed() >= Duration::from_millis(500) {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
     }
 
     /// `; it said: …` with the last lines of the engine's standard error, or nothing.
@@ -411,15 +432,7 @@ impl UciEngine {
                 }
                 Err(RecvTimeoutError::Timeout) => bail!("{}: no answer within {:.1} s", self.name, timeout.as_secs_f64()),
                 Err(RecvTimeoutError::Disconnected) => {
-                    let t = Instant::now();
-                    let mut status = None;
-                    while status.is_none() && t.elapsed() < Duration::from_millis(500) {
-                        status = self.child.try_wait().ok().flatten();
-                        if status.is_none() {
-                            std::thread::sleep(Duration::from_millis(5));
-                        }
-                    }
-                    let status = status.map_or("exited".to_string(), |s| s.to_string());
+                    let status = self.exit_status().map_or("exited".to_string(), |s| s.to_string());
                     bail!("{}: engine terminated ({status}){}", self.name, self.last_words())
                 }
             }
