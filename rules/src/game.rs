@@ -158,16 +158,23 @@ impl Game {
         self.last_reset.push(reset);
     }
 
-    /// Parses, checks and plays a UCI move; a move after the game's end is
-    /// [`crate::Error::GameOver`].
+    /// Parses, checks and plays a UCI move. A move the position does not allow, after the
+    /// game's end, is [`crate::Error::GameOver`] (naming the result), not an illegal move; a
+    /// legal move after a result (a repetition, a move limit) is played, as Fairy-Stockfish does.
     pub fn play_uci(&mut self, text: &str) -> Result<Move> {
-        let r = self.result();
-        if r.is_over() {
-            return Err(crate::Error::GameOver { text: crate::echo(text), result: r.to_string() });
-        }
-        let m = self.position().parse_uci(text)?;
+        let m = self.position().parse_uci(text).map_err(|e| self.over_or(e, text))?;
         self.play(m);
         Ok(m)
+    }
+
+    /// `e`, or [`crate::Error::GameOver`] when the game is over: why a move cannot be played.
+    pub fn over_or(&self, e: crate::Error, text: &str) -> crate::Error {
+        let r = self.result();
+        if r.is_over() {
+            crate::Error::GameOver { text: crate::echo(text), result: r.to_string() }
+        } else {
+            e
+        }
     }
 
     /// Takes back the last move, if any.

@@ -198,15 +198,9 @@ pub fn replay(a: MovesArgs) -> Result<()> {
         moves.sort();
         let next = played.next();
         let r = game.result();
-        // a move after the end, or one that does not parse: the line shows the position
-        // reached, without it, and the error follows
-        let parsed = next.map(|t| {
-            if r.is_over() {
-                Err(vzero_rules::Error::GameOver { text: vzero_rules::echo(t), result: r.to_string() })
-            } else {
-                pos.parse_uci(t)
-            }
-        });
+        // a move that cannot be played (after the end: "the game is over"): the line shows the
+        // position reached, without it, and the error follows
+        let parsed = next.map(|t| pos.parse_uci(t).map_err(|e| game.over_or(e, t)));
         let shown = if matches!(parsed, Some(Err(_))) { None } else { next };
         let san = match &parsed {
             Some(Ok(m)) => Some(pos.san(*m)),
