@@ -279,9 +279,7 @@ impl Server {
 
     fn error(&self, msg: &str) {
         // inputs are echoed bounded where they are named; this bounds the rest
-        let n = msg.chars().count();
-        let msg = if n > 1000 { format!("{}… ({} more characters)", msg.chars().take(1000).collect::<String>(), n - 1000) } else { msg.to_string() };
-        self.out.say(&format!("info string error: {msg}"));
+        self.out.say(&format!("info string error: {}", vzero_rules::echo_within(msg, vzero_rules::MESSAGE_MAX)));
     }
 
     fn find_variant(&self, name: &str) -> Result<Variant> {

@@ -64,14 +64,23 @@ pub type Result<T> = std::result::Result<T, Error>;
 /// not echoed whole).
 pub const ECHO_MAX: usize = 80;
 
+/// Longest error message printed whole (a safety net under [`echo`]: vzero's `error:` lines,
+/// clap's, and the engine's `info string error:`).
+pub const MESSAGE_MAX: usize = 1000;
+
 /// `text` for an error message: whole up to [`ECHO_MAX`] characters, else its first
 /// [`ECHO_MAX`] with `…` and its length.
 pub fn echo(text: &str) -> String {
+    echo_within(text, ECHO_MAX)
+}
+
+/// `text` whole up to `max` characters, else its first `max` with `…` and its length.
+pub fn echo_within(text: &str, max: usize) -> String {
     let n = text.chars().count();
-    if n <= ECHO_MAX {
+    if n <= max {
         text.to_string()
     } else {
-        format!("{}… ({n} characters)", text.chars().take(ECHO_MAX).collect::<String>())
+        format!("{}… ({n} characters)", text.chars().take(max).collect::<String>())
     }
 }
 

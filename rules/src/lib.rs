@@ -28,7 +28,7 @@ mod types;
 pub mod variant;
 
 pub use board::Pos;
-pub use error::{echo, Error, Result};
+pub use error::{echo, echo_within, Error, Result, MESSAGE_MAX};
 pub use game::{Game, GameResult, Outcome, Reason};
 pub use movegen::{MoveList, MAX_MOVES};
 pub use position::Position;

@@ -141,17 +141,9 @@ pub fn eval(a: EvalArgs) -> Result<()> {
     if a.json {
         return eval_json(&mut net, &game, &state, &moves);
     }
-    // Both readings: the network alone, and with the checkpoint's knowledge blend (capture
-    // prior and material value) as searches use them; while the blend is on they differ.
     let blend = net.knowledge();
-    let mut readings = Vec::new();
-    for knowledge in [vzero_mcts::Knowledge::default(), blend] {
-        net.set_knowledge(knowledge);
-        let e = net.evaluate_batch(&[&state], &[&moves])?;
-        readings.push((e.policy(0).to_vec(), e.wdl[0]));
-    }
-    net.set_knowledge(blend);
-    let [(net_priors, net_wdl), (search_priors, search_wdl)] = [readings[0].clone(), readings[1].clone()];
+    let [net_reading, search_reading] = readings(&mut net, &state, &moves)?;
+    let ((net_priors, net_wdl, _), (search_priors, search_wdl, _)) = (net_reading, search_reading);
     let mut out = std::io::stdout().lock();
     writeln!(out, "model {} (step {}, {} samples)", a.model.display(), meta.step, meta.samples_seen)?;
     writeln!(out, "fen {}", pos.fen())?;
@@ -167,6 +159,25 @@ pub fn eval(a: EvalArgs) -> Result<()> {
     Ok(())
 }
 
+/// One reading of the position: priors over `moves`, W/D/L and moves left (if the net has the head).
+type Reading = (Vec<f32>, [f32; 3], Option<f32>);
+
+/// `vzero eval`'s two readings: the network alone, and with the checkpoint's knowledge blend
+/// (capture prior and material value) as searches use them; while the blend is on they differ.
+/// The evaluator's blend is left as it was.
+fn readings(net: &mut NetEvaluator, state: &vzero_mcts::VariantGame, moves: &[vzero_rules::Move]) -> Result<[Reading; 2]> {
+    let blend = net.knowledge();
+    let mut read = |knowledge| -> Result<Reading> {
+        net.set_knowledge(knowledge);
+        let e = net.evaluate_batch(&[state], &[moves])?;
+        Ok((e.policy(0).to_vec(), e.wdl[0], e.moves_left.first().copied()))
+    };
+    let both = [read(vzero_mcts::Knowledge::default()), read(blend)];
+    net.set_knowledge(blend);
+    let [a, b] = both;
+    Ok([a?, b?])
+}
+
 /// The knowledge blend's weights, for `vzero eval`'s second reading.
 fn describe_blend(k: &vzero_mcts::Knowledge) -> String {
     format!("capture prior weight {:.2}, material value weight {:.2}", k.prior_weight, k.value_weight)
@@ -178,18 +189,7 @@ fn eval_json(net: &mut NetEvaluator, game: &vzero_rules::Game, state: &vzero_mct
     let pos = game.position();
     let planes = net.input().encode(pos, state.repetitions());
     let indices: Vec<usize> = moves.iter().map(|&m| net.moves().encode(pos, m).context("a legal move without a policy index")).collect::<Result<_>>()?;
-    let mut outputs = Vec::new();
-    let blend = net.knowledge();
-    for knowledge in [vzero_mcts::Knowledge::default(), blend] {
-        net.set_knowledge(knowledge);
-        let e = net.evaluate_batch(&[state], &[moves])?;
-        outputs.push(serde_json::json!({
-            "priors": e.policy(0),
-            "wdl": e.wdl[0],
-            "moves_left": e.moves_left.first(),
-        }));
-    }
-    net.set_knowledge(blend);
+    let outputs = readings(net, state, moves)?.map(|(priors, wdl, moves_left)| serde_json::json!({ "priors": priors, "wdl": wdl, "moves_left": moves_left }));
     let doc = serde_json::json!({
         "variant": pos.variant().name(),
         "fen": pos.fen(),

@@ -39,19 +39,6 @@ impl RulesCommand {
     }
 }
 
-/// Longest error message printed whole.
-const ERROR_MAX: usize = 1000;
-
-/// `line` whole up to [`ERROR_MAX`] characters, else cut there with the count of the rest.
-fn bounded_line(line: &str) -> String {
-    let n = line.chars().count();
-    if n > ERROR_MAX {
-        format!("{}… ({} more characters)", line.chars().take(ERROR_MAX).collect::<String>(), n - ERROR_MAX)
-    } else {
-        line.to_string()
-    }
-}
-
 /// Parses the command line as clap's `parse` does (help and version on stdout, exit 0; a
 /// mistake as `error: …` then the usage on stderr, exit 2), with every line of an error bounded:
 /// clap repeats an invalid value whole, and a 20 KB argument must not come back whole.
@@ -61,7 +48,7 @@ pub fn parse_args<C: clap::Parser>() -> C {
         Err(e) if !e.use_stderr() => e.exit(),
         Err(e) => {
             for line in e.render().to_string().lines() {
-                eprintln!("{}", bounded_line(line));
+                eprintln!("{}", vzero_rules::echo_within(line, vzero_rules::MESSAGE_MAX));
             }
             std::process::exit(e.exit_code());
         }
@@ -76,7 +63,7 @@ pub fn exit_on_error(result: Result<()>) {
             return;
         }
         // a safety net under the bounded echoes of the inputs: no error line is unbounded
-        eprintln!("error: {}", bounded_line(&format!("{e:#}")));
+        eprintln!("error: {}", vzero_rules::echo_within(&format!("{e:#}"), vzero_rules::MESSAGE_MAX));
         std::process::exit(1);
     }
 }
