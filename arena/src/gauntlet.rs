@@ -24,8 +24,8 @@ use vzero_model::checkpoint::write_atomic;
 use vzero_rules::{Position, Variant};
 
 use crate::matches::{run_match, write_pgn, MatchConfig, Openings};
-use crate::pgn::{read_pgn_file, PgnGame};
-use crate::player::PlayerSpec;
+use vzero_rules::pgn::{read_pgn_file, PgnGame};
+use crate::spec::PlayerSpec;
 use crate::ratings::{compute_ratings, GameRecord, Rating};
 
 /// `[gauntlet]` settings of a run.

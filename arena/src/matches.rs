@@ -14,8 +14,9 @@ use rand::SeedableRng;
 use vzero_rules::{Color, Game, Outcome, Position, Variant};
 
 use crate::elo::{fmt_elo, MatchStats, SprtConfig, SprtDecision};
-use crate::pgn::{read_pgn_file, PgnGame};
-use crate::player::{Player, PlayerSpec};
+use vzero_rules::pgn::{read_pgn_file, PgnGame};
+use crate::player::Player;
+use crate::spec::PlayerSpec;
 
 /// Where openings come from.
 #[derive(Clone, Debug)]

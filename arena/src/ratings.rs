@@ -13,7 +13,7 @@
 use std::collections::BTreeMap;
 
 use crate::elo::Z95;
-use crate::pgn::PgnGame;
+use vzero_rules::pgn::PgnGame;
 
 /// One game result between two named players.
 #[derive(Clone, Debug, PartialEq)]

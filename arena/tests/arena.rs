@@ -2,7 +2,8 @@
 
 use vzero_arena::elo::{elo_from_score, MatchStats, SprtConfig, SprtDecision, Z95};
 use vzero_arena::matches::{pgn_record, write_pgn};
-use vzero_arena::{compute_ratings, fsf_command, parse_pgn, run_match, GameRecord, MatchConfig, PlayerSpec, UciEngine, UciEngineSpec, VariantIni, VZERO_VARIANTS_INI};
+use vzero_rules::pgn::parse_pgn;
+use vzero_arena::{compute_ratings, fsf_command, run_match, GameRecord, MatchConfig, PlayerSpec, UciEngine, UciEngineSpec, VariantIni, VZERO_VARIANTS_INI};
 use vzero_rules::{Game, Outcome, Reason, Variant};
 
 fn stats(w: u32, d: u32, l: u32) -> MatchStats {

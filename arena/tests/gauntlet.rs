@@ -2,7 +2,8 @@
 //! checkpoint that also meets the first; files checked.
 
 use vzero_arena::gauntlet::{read_elo_csv, GauntletConfig};
-use vzero_arena::{read_pgn_file, run_gauntlet};
+use vzero_arena::run_gauntlet;
+use vzero_rules::pgn::read_pgn_file;
 use vzero_data::{checkpoint_name, RunDir};
 use vzero_model::{checkpoint, checkpoint_info, fresh_model, net_config, Device};
 use vzero_rules::Variant;

@@ -13,7 +13,6 @@ pub mod heartbeat;
 pub mod lease;
 mod packed;
 mod periodic;
-pub mod pgn;
 pub mod remote;
 mod rundir;
 mod window;

@@ -439,7 +439,7 @@ impl<R: BufRead> PgnReader<R> {
 }
 
 fn parse_tag(trimmed: &str, ln: usize, p: &mut Partial) {
-    match vzero_data::pgn::parse_tag_pair(trimmed) {
+    match vzero_rules::pgn::parse_tag_pair(trimmed) {
         Ok((name, value)) => p.tags.push((name.to_string(), value)),
         Err(e) => {
             p.error.get_or_insert((ln, e));

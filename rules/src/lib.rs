@@ -21,6 +21,7 @@ mod error;
 mod fen;
 mod game;
 mod movegen;
+pub mod pgn;
 mod position;
 mod san;
 pub mod toml_error;

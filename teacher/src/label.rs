@@ -22,7 +22,7 @@ use crate::wdl::score_to_wdl;
 #[derive(Clone, Debug)]
 pub struct LabelOptions {
     /// The teacher: any player spec whose player reports a score (`alphabeta:D`, `mcts:N`,
-    /// `net:…`, `uci:CMD…`; see [`vzero_arena::player`]).
+    /// `net:…`, `uci:CMD…`; see [`vzero_arena::spec`]).
     pub teacher: String,
     /// Teacher processes (or threads) labelling at once.
     pub concurrency: usize,

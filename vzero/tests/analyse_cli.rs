@@ -47,7 +47,7 @@ fn analyse_writes_pgn_csv_svg_and_skips_bad_games() {
     assert!(err.contains(&format!("skipped {}:15: ply 3 (e4e5)", games.display())), "{err}");
     assert!(err.contains("analysed 2 games (8 positions)"), "{err}");
     let pgn = std::fs::read_to_string(dir.join("a.pgn")).unwrap();
-    let annotated = vzero_arena::parse_pgn(&pgn, "a.pgn").unwrap();
+    let annotated = vzero_rules::pgn::parse_pgn(&pgn, "a.pgn").unwrap();
     assert_eq!(annotated.len(), 2);
     assert_eq!(annotated[0].tag("Event"), Some("blunder"));
     assert!(annotated[0].tag("Annotator").unwrap().contains("nodes 64"));

@@ -91,7 +91,7 @@ fn match_and_ratings() {
     assert!(out.contains("2 games") && out.contains("sprt elo0 0"), "{out}");
 
     let text = std::fs::read_to_string(&pgn).unwrap() + &std::fs::read_to_string(&pgn2).unwrap();
-    let games = vzero_arena::parse_pgn(&text, p).unwrap();
+    let games = vzero_rules::pgn::parse_pgn(&text, p).unwrap();
     assert_eq!(games.len(), 8);
     assert!(games[6..].iter().all(|g| g.tag("Variant") == Some("shogun") && g.tag("White").unwrap().starts_with("uci:vzero")));
     for g in &games {

@@ -1,5 +1,5 @@
 //! `vzero analyse`: annotates the games of a PGN file with the engine's evaluations (the
-//! analysis itself is `vzero_arena::analysis`; this module reads, prints and writes).
+//! analysis itself is `vzero_engine::analysis`; this module reads, prints and writes).
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use vzero_arena::analysis::{analyse_game, annotated_pgn, csv_rows, eval_svg, GameAnalysis, CSV_HEADER};
-use vzero_arena::{Evaluator, GoLimits, NetEvaluator, ThinkConfig, Thinker};
+use vzero_engine::analysis::{analyse_game, annotated_pgn, csv_rows, eval_svg, GameAnalysis, CSV_HEADER};
+use vzero_engine::{Evaluator, GoLimits, NetEvaluator, ThinkConfig, Thinker};
 use vzero_model::DeviceChoice;
 use vzero_openings::{replay, PgnReader, RawGame, ReplayedGame, Skipped};
 use vzero_rules::{Color, Variant};
@@ -67,7 +67,7 @@ fn tags_at(text: &str, origin: &str) -> Vec<(String, String)> {
         .skip(line.saturating_sub(1))
         .map(str::trim)
         .take_while(|l| l.starts_with('['))
-        .filter_map(|l| vzero_data::pgn::parse_tag_pair(l).ok().map(|(k, v)| (k.to_string(), v)))
+        .filter_map(|l| vzero_rules::pgn::parse_tag_pair(l).ok().map(|(k, v)| (k.to_string(), v)))
         .collect()
 }
 

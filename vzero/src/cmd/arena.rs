@@ -6,9 +6,10 @@ use std::path::PathBuf;
 use anyhow::{bail, Result};
 use clap::Args;
 use vzero_arena::{
-    compute_ratings, format_table, read_book, read_pgn_file, run_match, GameRecord, MatchConfig, Openings, PlayerSpec,
+    compute_ratings, format_table, read_book, run_match, GameRecord, MatchConfig, Openings, PlayerSpec,
     SprtConfig,
 };
+use vzero_rules::pgn::read_pgn_file;
 use vzero_rules::Variant;
 
 /// Arguments of `vzero match`.

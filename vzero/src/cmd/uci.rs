@@ -1,11 +1,11 @@
 //! `vzero uci`: the UCI engine (protocol, search and time management live in
-//! `vzero_arena::uci_server`; this module parses the command line).
+//! `vzero_engine::uci_server`; this module parses the command line).
 
 use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Args;
-use vzero_arena::uci_server::{serve, ServerOptions};
+use vzero_engine::uci_server::{serve, ServerOptions};
 use vzero_rules::Variant;
 
 /// Arguments of `vzero uci`.

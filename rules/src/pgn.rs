@@ -5,10 +5,20 @@
 //!
 //! The reader takes any number of games per file: tag pairs, then movetext with move numbers
 //! (`12.`, `12...`), comments (`{…}`, `; …`), NAGs (`$1`) and variations (`(…)`, skipped), ended
-//! by a result token (`1-0`, `0-1`, `1/2-1/2`, `*`). Errors name the file and line.
+//! by a result token (`1-0`, `0-1`, `1/2-1/2`, `*`). Errors name the file and line. Tag pairs
+//! (`[Name "value"]`, `\"` and `\\` escaped) are read and written by one pair of functions.
 
 use std::fmt::Write as _;
 use std::path::Path;
+
+/// A game's moves that do not replay: which ply (0: the `FEN` tag), as written, and why.
+#[derive(Debug, thiserror::Error)]
+#[error("{}", if *.ply == 0 { .error.to_string() } else { format!("move {} ({}): {}", .ply, crate::echo(.text), .error) })]
+pub struct PgnReplayError {
+    pub ply: usize,
+    pub text: String,
+    pub error: crate::Error,
+}
 
 /// One game as read from or written to PGN.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -56,13 +66,13 @@ impl PgnGame {
     }
 
     /// Replays the moves (UCI) from the `FEN` tag or the variant's start position.
-    pub fn replay(&self, variant: vzero_rules::Variant) -> anyhow::Result<vzero_rules::Game> {
+    pub fn replay(&self, variant: crate::Variant) -> Result<crate::Game, PgnReplayError> {
         let mut g = match self.tag("FEN") {
-            Some(f) => vzero_rules::Game::from_fen(variant, f)?,
-            None => vzero_rules::Game::startpos(variant),
+            Some(f) => crate::Game::from_fen(variant, f).map_err(|e| PgnReplayError { ply: 0, text: f.to_string(), error: e })?,
+            None => crate::Game::startpos(variant),
         };
         for (i, m) in self.moves.iter().enumerate() {
-            g.play_uci(m).map_err(|e| anyhow::anyhow!("move {} ({m}): {e}", i + 1))?;
+            g.play_uci(m).map_err(|e| PgnReplayError { ply: i + 1, text: m.clone(), error: e })?;
         }
         Ok(g)
     }
@@ -73,7 +83,7 @@ impl PgnGame {
     pub fn to_pgn(&self, fullmove: u32, first_ply_black: bool) -> String {
         let mut s = String::new();
         for (k, v) in &self.tags {
-            let v = vzero_data::pgn::escape_tag_value(v);
+            let v = escape_tag_value(v);
             let _ = writeln!(s, "[{k} \"{v}\"]");
         }
         s.push('\n');
@@ -139,7 +149,7 @@ pub fn parse_pgn(text: &str, file: &str) -> Result<Vec<PgnGame>, PgnError> {
             if in_moves {
                 return Err(err(ln, format!("tag pair inside movetext (missing result token for the game started on line {start_line})")));
             }
-            let (name, v) = vzero_data::pgn::parse_tag_pair(trimmed).map_err(|e| err(ln, e))?;
+            let (name, v) = parse_tag_pair(trimmed).map_err(|e| err(ln, e))?;
             if !started {
                 start_line = ln;
             }
@@ -252,8 +262,59 @@ pub fn parse_pgn(text: &str, file: &str) -> Result<Vec<PgnGame>, PgnError> {
     Ok(games)
 }
 
-/// Reads every game of a PGN file.
-pub fn read_pgn_file(path: &Path) -> anyhow::Result<Vec<PgnGame>> {
-    let text = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-    Ok(parse_pgn(&text, &path.display().to_string())?)
+/// Reads every game of a PGN file (an unreadable file is an error on its line 0).
+pub fn read_pgn_file(path: &Path) -> Result<Vec<PgnGame>, PgnError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| PgnError { file: file.clone(), line: 0, message: e.to_string() })?;
+    parse_pgn(&text, &file)
 }
+/// Parses one tag-pair line (`[Name "value"]`, already trimmed) into its name and unescaped
+/// value (`\"` and `\\`). The error says what is wrong, for the caller to place (file, line).
+pub fn parse_tag_pair(trimmed: &str) -> Result<(&str, String), String> {
+    let inner = trimmed.strip_prefix('[').and_then(|x| x.strip_suffix(']'));
+    let Some((name, rest)) = inner.and_then(|i| i.split_once(char::is_whitespace)) else {
+        return Err(format!("malformed tag pair '{trimmed}'"));
+    };
+    let Some(value) = rest.trim().strip_prefix('"').and_then(|x| x.strip_suffix('"')) else {
+        return Err(format!("tag {name}: value must be in double quotes"));
+    };
+    let mut v = String::with_capacity(value.len());
+    let mut esc = false;
+    for c in value.chars() {
+        if esc {
+            v.push(c);
+            esc = false;
+        } else if c == '\\' {
+            esc = true;
+        } else {
+            v.push(c);
+        }
+    }
+    Ok((name, v))
+}
+
+/// A tag value escaped for writing between double quotes (the inverse of [`parse_tag_pair`]).
+pub fn escape_tag_value(value: &str) -> String {
+    value.replace('\\', "\\\\").replace('"', "\\\"")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escaped_values_round_trip() {
+        for v in ["plain", "a \"quoted\" name", "back\\slash", "", "\\\"", "ends with \\"] {
+            let line = format!("[Event \"{}\"]", escape_tag_value(v));
+            assert_eq!(parse_tag_pair(&line), Ok(("Event", v.to_string())), "{line}");
+        }
+    }
+
+    #[test]
+    fn malformed_pairs_say_what_is_wrong() {
+        assert_eq!(parse_tag_pair("[Event]"), Err("malformed tag pair '[Event]'".to_string()));
+        assert_eq!(parse_tag_pair("[Event \"x\""), Err("malformed tag pair '[Event \"x\"'".to_string()));
+        assert_eq!(parse_tag_pair("[Event x]"), Err("tag Event: value must be in double quotes".to_string()));
+    }
+}
+

@@ -18,7 +18,7 @@ use anyhow::Result;
 use vzero_mcts::{LeafValue, MoveStats, Proof, Search, SearchConfig, VariantGame};
 use vzero_rules::{Game, Move};
 
-use crate::engine::{principal_variation, step, value_to_cp, Evaluator, MAX_SIMS};
+use crate::search::{principal_variation, step, value_to_cp, Evaluator, MAX_SIMS};
 use crate::timeman::{Clock, SearchState, TimePlan};
 
 /// Bytes of tree memory per node and per edge (estimates for `Hash` and `hashfull`).

@@ -32,7 +32,7 @@ use vzero_mcts::MaterialEvaluator;
 use vzero_openings::{parse_epd, Book};
 use vzero_rules::{echo, Color, Game, Outcome, Position, Variant};
 
-use crate::engine::{value_to_cp, Evaluator, NetEvaluator, MAX_SIMS};
+use crate::search::{value_to_cp, Evaluator, NetEvaluator, MAX_SIMS};
 use crate::think::{GoLimits, Report, ThinkConfig, Thinker};
 use crate::timeman::Clock;
 

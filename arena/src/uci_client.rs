@@ -16,7 +16,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use vzero_rules::{Game, Move, Position, Variant};
 
 use crate::player::Player;
-use crate::think::Score;
+use vzero_engine::Score;
 
 /// Fairy-Stockfish's variant definitions (`setoption name VariantPath`) for an engine.
 #[derive(Clone, Debug, PartialEq)]

@@ -233,7 +233,7 @@ pub fn eval_tag(e: &PositionEval) -> String {
 pub fn annotated_pgn(tags: &[(String, String)], start: &Position, a: &GameAnalysis, result: &str) -> String {
     let mut s = String::new();
     for (k, v) in tags {
-        let _ = writeln!(s, "[{k} \"{}\"]", vzero_data::pgn::escape_tag_value(v));
+        let _ = writeln!(s, "[{k} \"{}\"]", vzero_rules::pgn::escape_tag_value(v));
     }
     s.push('\n');
     let mut tokens: Vec<String> = Vec::new();
@@ -265,7 +265,7 @@ pub fn annotated_pgn(tags: &[(String, String)], start: &Position, a: &GameAnalys
         prev = Some(m.mover);
     }
     tokens.push(result.to_string());
-    crate::pgn::push_movetext(&mut s, tokens);
+    vzero_rules::pgn::push_movetext(&mut s, tokens);
     s
 }
 
@@ -348,7 +348,7 @@ pub fn eval_svg(games: &[(String, &GameAnalysis)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::Evaluator;
+    use crate::search::Evaluator;
     use crate::think::ThinkConfig;
     use vzero_mcts::MaterialEvaluator;
     use vzero_rules::Variant;
