@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use vzero_data::{parse_checkpoint_name, RunDir};
-use vzero_model::checkpoint::write_atomic;
+use vzero_base::write_atomic;
 use vzero_rules::{Position, Variant};
 
 use crate::matches::{run_match, write_pgn, MatchConfig, Openings};

@@ -44,16 +44,12 @@ impl VariantIni {
         match self {
             VariantIni::File(p) => Ok(p.clone()),
             VariantIni::Vzero => {
-                let hash = vzero_model::checkpoint::fnv1a64(VZERO_VARIANTS_INI.as_bytes());
+                let hash = vzero_base::fnv1a64(VZERO_VARIANTS_INI.as_bytes());
                 let path = std::env::temp_dir().join(format!("vzero-fsf-variants-{hash:016x}.ini"));
                 if std::fs::read(&path).map_or(true, |b| b != VZERO_VARIANTS_INI.as_bytes()) {
-                    // a name of this call's own: engines started at once by threads of one
-                    // process must not write (and rename) the same temporary file
-                    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-                    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let tmp = path.with_extension(format!("ini.tmp{}-{n}", std::process::id()));
-                    std::fs::write(&tmp, VZERO_VARIANTS_INI).with_context(|| format!("writing {}", tmp.display()))?;
-                    std::fs::rename(&tmp, &path).with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))?;
+                    // each write has a temporary name of its own: engines started at once by
+                    // threads of one process never rename the same temporary file
+                    vzero_base::write_atomic(&path, VZERO_VARIANTS_INI.as_bytes())?;
                 }
                 Ok(path.to_string_lossy().into_owned())
             }

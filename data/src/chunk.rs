@@ -3,57 +3,20 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use hdf5::types::VarLenUnicode;
 use hdf5::{File, H5Type};
 use serde::Serialize;
 
-use crate::error::{io_err, DataError, Result};
-use crate::{ChunkMeta, GameRecord, PackedPlanes, PlaneKind, Row, RowBlock, ScoredPosition, Source, MIN_SCHEMA_VERSION, SCHEMA_VERSION};
+use crate::error::{DataError, Result};
+use crate::packed::{PackedPlanes, PlaneKind};
+use crate::rows::{ChunkMeta, GameRecord, Row, RowBlock, ScoredPosition, Source, MIN_SCHEMA_VERSION, SCHEMA_VERSION};
 
 /// Rows per HDF5 chunk of the `planes` dataset (compression unit).
 const PLANE_CHUNK_ROWS: usize = 64;
 /// Elements per HDF5 chunk of the 1-D datasets.
 const FLAT_CHUNK: usize = 16 * 1024;
 const GZIP_LEVEL: u8 = 4;
-
-static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
-
-/// Temporary file name used while writing `path`: `.<name>.<host>.<pid>-<n>.tmp` in the same
-/// directory (never ends in `.h5`, so readers never list it).
-pub(crate) fn tmp_path_for(path: &Path) -> PathBuf {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let n = TMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-    dir.join(format!(".{name}.{}.{}-{n}.tmp", crate::rundir::hostname(), std::process::id()))
-}
-
-/// Makes the finished temporary file `tmp` durable and renames it to `path` (then makes the
-/// rename durable; a filesystem that refuses to fsync a directory is tolerated).
-fn commit_tmp(tmp: &Path, path: &Path) -> Result<()> {
-    let f = fs::File::open(tmp).map_err(io_err(tmp))?;
-    f.sync_all().map_err(io_err(tmp))?;
-    drop(f);
-    fs::rename(tmp, path).map_err(io_err(path))?;
-    if let Some(dir) = path.parent() {
-        let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
-        if let Ok(d) = fs::File::open(dir) {
-            let _ = d.sync_all();
-        }
-    }
-    Ok(())
-}
-
-/// Writes `bytes` to `path` atomically (temporary file beside it, fsync, rename).
-pub(crate) fn write_file_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let tmp = tmp_path_for(path);
-    let res = fs::write(&tmp, bytes).map_err(io_err(&tmp)).and_then(|_| commit_tmp(&tmp, path));
-    if res.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    res
-}
 
 fn h5err(path: &Path) -> impl Fn(hdf5::Error) -> DataError + '_ {
     move |e| DataError::Corrupt { path: path.to_path_buf(), msg: e.to_string() }
@@ -121,10 +84,10 @@ fn write_block_scored(path: &Path, meta: &ChunkMeta, block: &RowBlock, games: &[
     if !(block.is_consistent() && block.plane_len == meta.plane_len() && block.short_term_horizons.len() == k) {
         return Err(DataError::Invalid { path: path.to_path_buf(), msg: format!("row block columns disagree ({n} rows, {k} short-term horizons)") });
     }
-    let tmp = tmp_path_for(path);
+    let tmp = vzero_base::file::tmp_path_for(path);
     let res = (|| -> Result<()> {
         write_h5(&tmp, meta, block, games, scored)?;
-        commit_tmp(&tmp, path)
+        Ok(vzero_base::file::commit(&tmp, path)?)
     })();
     if res.is_err() {
         let _ = fs::remove_file(&tmp);
@@ -133,7 +96,7 @@ fn write_block_scored(path: &Path, meta: &ChunkMeta, block: &RowBlock, games: &[
 }
 
 /// HDF5 file options without HDF5's own file locking. A chunk is written under a temporary name
-/// and renamed whole ([`commit_tmp`]), so readers never need the lock; and the lock (an `flock`
+/// and renamed whole ([`vzero_base::file::commit`]), so readers never need the lock; and the lock (an `flock`
 /// on the open file) is inherited by every process spawned while the file is open (a UCI teacher,
 /// a test's `vzero`), which then keeps other processes from opening the chunk for as long as it
 /// lives ("unable to lock file, errno = 11").

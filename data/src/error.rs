@@ -26,6 +26,12 @@ pub enum DataError {
     Busy { msg: String },
 }
 
+impl From<vzero_base::FileError> for DataError {
+    fn from(e: vzero_base::FileError) -> DataError {
+        DataError::Io { path: e.path, source: e.source }
+    }
+}
+
 pub type Result<T, E = DataError> = std::result::Result<T, E>;
 
 pub(crate) fn io_err(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> DataError {

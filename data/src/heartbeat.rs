@@ -19,7 +19,10 @@ use serde::{Deserialize, Serialize};
 use crate::error::{io_err, DataError, Result};
 use crate::remote::{Remote, Write};
 use crate::periodic::Periodic;
-use crate::rundir::{hostname, now_unix, process_gone, RunDir};
+use vzero_base::clock::now_unix;
+use vzero_base::host::{hostname, process_gone};
+
+use crate::rundir::RunDir;
 
 /// The run's sub-directory (or key prefix) of heartbeat records.
 pub const HEARTBEAT_DIR: &str = "heartbeats";
@@ -103,7 +106,7 @@ impl Target {
         match self {
             Target::Disk(dir) => {
                 fs::create_dir_all(dir).map_err(io_err(dir))?;
-                crate::chunk::write_file_atomic(&dir.join(beat.file_name()), &bytes)
+                Ok(vzero_base::write_atomic(&dir.join(beat.file_name()), &bytes)?)
             }
             Target::Object(r) => r.write_object(&format!("{HEARTBEAT_DIR}/{}", beat.file_name()), bytes, Write::Overwrite).map(|_| ()),
         }

@@ -29,7 +29,10 @@ use serde::{Deserialize, Serialize};
 use crate::error::{io_err, DataError, Result};
 use crate::remote::{Remote, Write};
 use crate::periodic::Periodic;
-use crate::rundir::{hostname, now_unix, process_gone, RunDir};
+use vzero_base::clock::now_unix;
+use vzero_base::host::{hostname, process_gone};
+
+use crate::rundir::RunDir;
 
 /// Name of the lease record in the run (a file, or an object under the run's prefix).
 pub const LEASE_NAME: &str = "learner.lock";
@@ -314,11 +317,11 @@ fn acquire_disk(shared: &Shared, path: &Path) -> Result<()> {
         let takeover = path.with_extension("lock.takeover");
         match create_exclusive(&takeover, &bytes) {
             Ok(()) => {
-                let res = (|| {
+                let res = (|| -> Result<bool> {
                     // Still the same stale record? (Another taker may have finished meanwhile.)
                     match read_disk(path)? {
                         Some(now) if now == theirs => {
-                            crate::chunk::write_file_atomic(path, &bytes)?;
+                            vzero_base::write_atomic(path, &bytes)?;
                             Ok(true)
                         }
                         _ => Ok(false),
@@ -390,7 +393,7 @@ fn renew_once(shared: &Shared) -> Result<()> {
         Store::Disk(path) => match read_disk(path)? {
             Some(cur) if cur.token == h.token => {
                 h.renewed = now;
-                crate::chunk::write_file_atomic(path, &holder_json(&h))?;
+                vzero_base::write_atomic(path, &holder_json(&h))?;
             }
             Some(cur) => return Ok(set_lost(shared, format!("the lease is now held by {}", cur.describe(now)))),
             None => return Ok(set_lost(shared, format!("{} was removed", path.display()))),
@@ -501,7 +504,7 @@ mod tests {
         let mut h = a.holder();
         h.token = "someone else".into();
         h.host = "elsewhere".into();
-        crate::chunk::write_file_atomic(&run.root().join(LEASE_NAME), &holder_json(&h)).unwrap();
+        vzero_base::write_atomic(&run.root().join(LEASE_NAME), &holder_json(&h)).unwrap();
         let e = a.renew().unwrap_err().to_string();
         assert!(e.contains("lost the learner lease") && e.contains("host elsewhere"), "{e}");
         drop(a);

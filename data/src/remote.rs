@@ -172,7 +172,7 @@ impl Remote {
         }
         let procs = cache.join("proc");
         clean_dead_private_dirs(&procs);
-        let private = procs.join(format!("{}-{}-{}", crate::rundir::hostname(), std::process::id(), PRIVATE_SEQ.fetch_add(1, Ordering::Relaxed)));
+        let private = procs.join(format!("{}-{}-{}", vzero_base::hostname(), std::process::id(), PRIVATE_SEQ.fetch_add(1, Ordering::Relaxed)));
         for d in [&shared, &private] {
             fs::create_dir_all(d).map_err(io_err(d))?;
         }
@@ -355,7 +355,7 @@ impl Remote {
         if let Some(dir) = local.parent() {
             fs::create_dir_all(dir).map_err(io_err(dir))?;
         }
-        crate::chunk::write_file_atomic(local, &bytes)?;
+        vzero_base::write_atomic(local, &bytes)?;
         Ok(true)
     }
 
@@ -428,12 +428,12 @@ pub enum Write {
 /// Removes the private directories of processes of this host that no longer run.
 fn clean_dead_private_dirs(procs: &Path) {
     let Ok(rd) = fs::read_dir(procs) else { return };
-    let host = crate::rundir::hostname();
+    let host = vzero_base::hostname();
     for e in rd.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
         let Some(rest) = name.strip_prefix(&format!("{host}-")) else { continue };
         let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else { continue };
-        if pid != std::process::id() && crate::rundir::process_gone(&host, pid) {
+        if pid != std::process::id() && vzero_base::host::process_gone(&host, pid) {
             let _ = fs::remove_dir_all(e.path());
         }
     }

@@ -20,11 +20,14 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use crate::error::{io_err, DataError, Result};
+use vzero_base::clock::unix_ms;
+use vzero_base::host::{hostname, process_gone};
 use crate::remote::{is_remote_spec, Remote, StorageOptions};
-use crate::{write_chunk_scored, ChunkMeta, GameRecord, Row, ScoredPosition};
+use crate::chunk::write_chunk_scored;
+use crate::rows::{ChunkMeta, GameRecord, Row, ScoredPosition};
 
 /// A temporary file older than this is removed by [`RunDir::clean_tmp`] even if its writer
 /// may be alive on another host.
@@ -71,17 +74,6 @@ pub fn parse_checkpoint_name(stem: &str) -> Option<(u64, u64)> {
     Some((g.parse().ok()?, s.parse().ok()?))
 }
 
-/// This host's name (`[A-Za-z0-9_-]`; `host` when it has none), as it appears in file names.
-pub fn hostname() -> String {
-    let h = fs::read_to_string("/proc/sys/kernel/hostname").or_else(|_| fs::read_to_string("/etc/hostname")).unwrap_or_default();
-    let h: String = h.trim().chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
-    if h.is_empty() {
-        "host".into()
-    } else {
-        h
-    }
-}
-
 fn sanitize(s: &str) -> String {
     let s: String = s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
     if s.is_empty() {
@@ -89,21 +81,6 @@ fn sanitize(s: &str) -> String {
     } else {
         s
     }
-}
-
-/// True when process `pid` of host `host` is known to be gone: it is of this host and no such
-/// process exists. A process of another host: false (nothing is known of it here).
-pub(crate) fn process_gone(host: &str, pid: u32) -> bool {
-    host == hostname() && !Path::new(&format!("/proc/{pid}")).exists()
-}
-
-/// Seconds since the Unix epoch (0 if the clock is before it).
-pub(crate) fn now_unix() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
-}
-
-fn unix_ms() -> u128 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0)
 }
 
 impl RunDir {

@@ -10,7 +10,7 @@ use rand::{Rng, SeedableRng};
 use crate::chunk::{Chunk, ChunkExpect};
 use crate::error::{DataError, Result};
 use crate::rundir::RunDir;
-use crate::RowBlock;
+use crate::rows::RowBlock;
 
 /// `window(total) = min(total, max(min_rows, scale * total^exponent))`.
 /// KataGo's defaults are min 250k, exponent 0.65, scale chosen so that the window grows
@@ -356,7 +356,7 @@ impl ReplayWindow {
             self.retired += e.rows;
         }
         let file = self.run.data_dir().join(RETIRED_FILE);
-        crate::chunk::write_file_atomic(&file, self.retired.to_string().as_bytes())?;
+        vzero_base::write_atomic(&file, self.retired.to_string().as_bytes())?;
         self.run.publish(&file)?;
         self.recompute();
         Ok(done)

@@ -77,7 +77,7 @@ pub use game::Game;
 pub use proof::Proof;
 pub use resign::{FalseResignStats, PlaythroughOutcome, ResignConfig, ResignTracker};
 pub use knowledge::{BlendPart, BlendRelease, Knowledge};
-pub use quiescence::Quiescence;
+pub use quiescence::{material_target, Quiescence, MATERIAL_SCALE};
 pub use result::{MoveStats, NodeStats, SearchResult};
 pub use search::{gather_batch, Leaf, LeafHandle, Search};
 pub use variant_game::{material_balance, material_evaluator, MaterialEvaluator, RolloutEvaluator, VariantGame};

@@ -25,6 +25,16 @@ pub struct Quiescence {
     pub max_nodes: u32,
 }
 
+/// Material balance (pawns) that maps to `tanh(1)` in the material target.
+pub const MATERIAL_SCALE: f32 = 4.0;
+
+/// The material target of `pos`, the `material` column of training rows: its quiescent
+/// material balance for the side to move, `tanh(balance / MATERIAL_SCALE)` (self-play,
+/// `vzero import` and `vzero label` all write it through here).
+pub fn material_target(pos: &vzero_rules::Position) -> f32 {
+    (Quiescence::default().balance(pos) / MATERIAL_SCALE).tanh()
+}
+
 impl Default for Quiescence {
     fn default() -> Self {
         Quiescence { max_depth: 8, max_nodes: 256 }

@@ -6,9 +6,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use safetensors::tensor::{Dtype, SafeTensors, TensorView};
@@ -475,59 +473,9 @@ fn dtype_of(kind: Kind) -> Option<Dtype> {
     }
 }
 
-static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
-
-/// Writes `bytes` to `path` atomically: a temp file in the same directory, fsync, rename over
-/// `path`, fsync of the directory. Readers see the old file or the new one, never a mix.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let n = TMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-    let tmp = dir.join(format!(".{name}.{}-{n}.tmp", std::process::id()));
-    let res = (|| -> std::io::Result<()> {
-        let mut f = fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        drop(f);
-        fs::rename(&tmp, path)?;
-        // Make the rename durable; some filesystems refuse to fsync a directory: ignore that.
-        if let Ok(d) = fs::File::open(&dir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
-    })();
-    if res.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    res.map_err(io_err(path))
-}
-
-/// FNV-1a, 64 bit (integrity check only, not security).
-pub fn fnv1a64(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in bytes {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
-}
-
-/// Seconds since the epoch -> (year, month, day), proleptic Gregorian, UTC
-/// (Howard Hinnant's civil_from_days).
-pub fn civil_date(secs: u64) -> (i64, i64, i64) {
-    let z = (secs / 86_400) as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
-}
+// Re-exported for callers not yet moved to `vzero_base` (one implementation, there).
+pub use vzero_base::clock::civil_date;
+pub use vzero_base::{fnv1a64, write_atomic};
 
 /// Seconds since the epoch -> "YYYY-MM-DDTHH:MM:SSZ" (proleptic Gregorian, UTC).
 fn rfc3339_utc(secs: u64) -> String {

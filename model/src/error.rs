@@ -43,6 +43,12 @@ pub enum ModelError {
 
 pub type Result<T, E = ModelError> = std::result::Result<T, E>;
 
+impl From<vzero_base::FileError> for ModelError {
+    fn from(e: vzero_base::FileError) -> ModelError {
+        ModelError::Io { path: e.path, cause: e.source }
+    }
+}
+
 pub(crate) fn io_err(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> ModelError {
     let path = path.into();
     move |cause| ModelError::Io { path, cause }

@@ -74,13 +74,15 @@ pub fn export_torchscript(model: &Model, meta: &CheckpointMeta, out: &Path) -> R
     })
     .map_err(|e| ModelError::Config(format!("tracing the network: {e}")));
     // The module holds the weights themselves: save it before they require gradients again.
-    let name = out.file_name().map_or("net.pt".into(), |n| n.to_string_lossy().into_owned());
-    let tmp = out.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    let tmp = vzero_base::file::tmp_path_for(out);
     let saved = module.and_then(|m| m.save(&tmp).map_err(|e| ModelError::Config(format!("saving {}: {e}", tmp.display()))));
     for (v, t) in vars.iter_mut().zip(trained) {
         let _ = v.set_requires_grad(t);
     }
-    saved?;
+    if let Err(e) = saved {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
     let info = ExportInfo {
         format: "torchscript",
         variant: meta.variant.clone(),
@@ -98,10 +100,11 @@ pub fn export_torchscript(model: &Model, meta: &CheckpointMeta, out: &Path) -> R
         },
         step: meta.step,
     };
-    // The temporary file is copied atomically under the final name.
-    let bytes = std::fs::read(&tmp).map_err(crate::error::io_err(&tmp));
-    let _ = std::fs::remove_file(&tmp);
-    write_atomic(out, &bytes?)?;
+    // The module went to a temporary file beside `out`: fsync and rename it into place.
+    if let Err(e) = vzero_base::file::commit(&tmp, out) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e.into());
+    }
     let mut json = serde_json::to_vec_pretty(&info).map_err(|e| ModelError::Config(e.to_string()))?;
     json.push(b'\n');
     let mut side = out.as_os_str().to_owned();

@@ -67,35 +67,54 @@ pub enum Optimizer {
     AdamW { beta1: f64, beta2: f64, eps: f64 },
 }
 
-/// Optimizer and loss weights. Weight decay applies to conv/linear weights only, not to BN
-/// parameters and biases.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// Optimizer, learning rate and loss weights. Weight decay applies to conv/linear weights only,
+/// not to BN parameters and biases.
+#[derive(Clone, Debug, PartialEq)]
 pub struct TrainConfig {
     pub optimizer: Optimizer,
     pub lr: f64,
     pub weight_decay: f64,
-    pub policy_weight: f64,
-    pub value_weight: f64,
-    pub moves_left_weight: f64,
-    /// Weight of the opponent-reply policy loss (auxiliary head; ignored without it).
-    #[serde(default = "default_opponent_policy_weight")]
-    pub opponent_policy_weight: f64,
-    /// Weight of the soft policy loss (auxiliary head; ignored without it).
-    #[serde(default = "default_soft_policy_weight")]
-    pub soft_policy_weight: f64,
-    /// Weight of the short-term value loss (auxiliary head; ignored without it).
-    #[serde(default = "default_short_term_value_weight")]
-    pub short_term_value_weight: f64,
-    /// Weight of the material loss (auxiliary head; ignored without it).
-    #[serde(default = "default_material_weight")]
-    pub material_weight: f64,
+    /// What each loss counts in the total.
+    pub loss: LossWeights,
     /// Clip the global gradient norm to this value (None = no clipping).
-    #[serde(default)]
     pub grad_clip_norm: Option<f64>,
     /// Precision of the training passes (default f32).
-    #[serde(default)]
     pub precision: TrainPrecision,
+}
+
+/// The weight of each loss in the total the optimizer minimises; an auxiliary head's weight is
+/// ignored when the net has no such head. The one declaration of the weights and their defaults
+/// (`[learn]` of a run config sets them by the same names with `_weight` appended).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LossWeights {
+    /// Policy cross-entropy (1).
+    pub policy: f64,
+    /// W/D/L value cross-entropy (1).
+    pub value: f64,
+    /// Moves-left loss (0.1).
+    pub moves_left: f64,
+    /// Opponent-reply policy ([`DEFAULT_OPPONENT_POLICY_WEIGHT`]).
+    pub opponent_policy: f64,
+    /// Soft policy ([`DEFAULT_SOFT_POLICY_WEIGHT`]).
+    pub soft_policy: f64,
+    /// Short-term values ([`DEFAULT_SHORT_TERM_VALUE_WEIGHT`]).
+    pub short_term_value: f64,
+    /// Material ([`DEFAULT_MATERIAL_WEIGHT`]).
+    pub material: f64,
+}
+
+impl Default for LossWeights {
+    fn default() -> Self {
+        LossWeights {
+            policy: 1.0,
+            value: 1.0,
+            moves_left: 0.1,
+            opponent_policy: DEFAULT_OPPONENT_POLICY_WEIGHT,
+            soft_policy: DEFAULT_SOFT_POLICY_WEIGHT,
+            short_term_value: DEFAULT_SHORT_TERM_VALUE_WEIGHT,
+            material: DEFAULT_MATERIAL_WEIGHT,
+        }
+    }
 }
 
 /// Temperature `T` of the soft policy target: `p^(1/T)`, renormalised (KataGo: 4).
@@ -117,22 +136,6 @@ pub const DEFAULT_SHORT_TERM_VALUE_WEIGHT: f64 = 0.25;
 /// the squared error's is `2 (pred - t)` near 0, so 0.75.
 pub const DEFAULT_MATERIAL_WEIGHT: f64 = 0.75;
 
-fn default_opponent_policy_weight() -> f64 {
-    DEFAULT_OPPONENT_POLICY_WEIGHT
-}
-
-fn default_soft_policy_weight() -> f64 {
-    DEFAULT_SOFT_POLICY_WEIGHT
-}
-
-fn default_short_term_value_weight() -> f64 {
-    DEFAULT_SHORT_TERM_VALUE_WEIGHT
-}
-
-fn default_material_weight() -> f64 {
-    DEFAULT_MATERIAL_WEIGHT
-}
-
 impl TrainConfig {
     /// SGD, momentum 0.9 Nesterov, lr 0.02, weight decay 1e-4 (AlphaZero/KataGo-like).
     pub fn sgd() -> Self {
@@ -143,13 +146,7 @@ impl TrainConfig {
             },
             lr: 0.02,
             weight_decay: 1e-4,
-            policy_weight: 1.0,
-            value_weight: 1.0,
-            moves_left_weight: 0.1,
-            opponent_policy_weight: DEFAULT_OPPONENT_POLICY_WEIGHT,
-            soft_policy_weight: DEFAULT_SOFT_POLICY_WEIGHT,
-            short_term_value_weight: DEFAULT_SHORT_TERM_VALUE_WEIGHT,
-            material_weight: DEFAULT_MATERIAL_WEIGHT,
+            loss: LossWeights::default(),
             grad_clip_norm: None,
             precision: TrainPrecision::F32,
         }
@@ -490,13 +487,14 @@ impl Trainer {
             _ => zero(),
         };
         let c = &self.cfg;
-        let total = &policy * c.policy_weight
-            + &value * c.value_weight
-            + &moves_left * c.moves_left_weight
-            + &opponent_policy * c.opponent_policy_weight
-            + &soft_policy * c.soft_policy_weight
-            + &short_term_value * c.short_term_value_weight
-            + &material * c.material_weight;
+        let w = &c.loss;
+        let total = &policy * w.policy
+            + &value * w.value
+            + &moves_left * w.moves_left
+            + &opponent_policy * w.opponent_policy
+            + &soft_policy * w.soft_policy
+            + &short_term_value * w.short_term_value
+            + &material * w.material;
         let parts = [
             policy,
             value,

@@ -133,12 +133,12 @@ fn every_aux_loss_falls_on_a_learnable_target() {
             "{head:?}: {first:?}"
         );
         let c = tr.config().clone();
-        let total = first.policy * c.policy_weight
-            + first.value * c.value_weight
-            + first.opponent_policy * c.opponent_policy_weight
-            + first.soft_policy * c.soft_policy_weight
-            + first.short_term_value * c.short_term_value_weight
-            + first.material * c.material_weight;
+        let total = first.policy * c.loss.policy
+            + first.value * c.loss.value
+            + first.opponent_policy * c.loss.opponent_policy
+            + first.soft_policy * c.loss.soft_policy
+            + first.short_term_value * c.loss.short_term_value
+            + first.material * c.loss.material;
         assert!((first.total - total).abs() < 1e-3 * total, "{first:?}");
         for _ in 0..150 {
             tr.step(&model, &data.batch()).unwrap();

@@ -148,42 +148,30 @@ pub fn save(path: &Path, c: &Checkpoint) -> Result<()> {
 pub fn save_ref(path: &Path, c: &CheckpointRef<'_>) -> Result<()> {
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(|e| io_err(dir, e))?;
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    let write = || -> std::io::Result<()> {
-        let file = std::fs::File::create(&tmp)?;
-        let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
+    Ok(vzero_base::file::write_atomic_with(path, |w| {
         let mut h = Hasher::new();
         let mut put = |w: &mut std::io::BufWriter<std::fs::File>, b: &[u8]| -> std::io::Result<()> {
             h.update(b);
             w.write_all(b)
         };
         let head = header(c);
-        put(&mut w, MAGIC)?;
-        put(&mut w, &VERSION.to_le_bytes())?;
-        put(&mut w, &(head.len() as u32).to_le_bytes())?;
-        put(&mut w, head.as_bytes())?;
+        put(w, MAGIC)?;
+        put(w, &VERSION.to_le_bytes())?;
+        put(w, &(head.len() as u32).to_le_bytes())?;
+        put(w, head.as_bytes())?;
         let mut buf = Vec::new();
         for net in [&c.trainer.net, &c.trainer.moments.m, &c.trainer.moments.v] {
             for b in blocks(net) {
                 for part in b.chunks(1 << 16) {
                     buf.clear();
                     buf.extend(part.iter().flat_map(|x| x.to_le_bytes()));
-                    put(&mut w, &buf)?;
+                    put(w, &buf)?;
                 }
             }
         }
         let sum = h.finish();
-        w.write_all(&sum.to_le_bytes())?;
-        let file = w.into_inner().map_err(|e| e.into_error())?;
-        file.sync_all()?;
-        Ok(())
-    };
-    if let Err(e) = write() {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(io_err(&tmp, e));
-    }
-    std::fs::rename(&tmp, path).map_err(|e| io_err(path, e))
+        w.write_all(&sum.to_le_bytes())
+    })?)
 }
 
 /// Reads a checkpoint; refuses another format, a truncated or damaged file.

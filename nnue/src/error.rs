@@ -125,5 +125,11 @@ pub enum NnueError {
     Shape(String),
 }
 
+impl From<vzero_base::FileError> for NnueError {
+    fn from(e: vzero_base::FileError) -> NnueError {
+        NnueError::Io { path: e.path.display().to_string(), io: e.source }
+    }
+}
+
 /// Result with [`NnueError`].
 pub type Result<T> = std::result::Result<T, NnueError>;

@@ -243,21 +243,7 @@ pub fn read_file(path: &Path, mapping: &FsfMapping) -> Result<Network> {
     decode(&bytes, mapping, &name)
 }
 
-/// Writes `net` to `path` atomically (a temporary file beside it, then a rename).
+/// Writes `net` to `path` atomically ([`vzero_base::write_atomic`]).
 pub fn write_file(path: &Path, net: &Network) -> Result<()> {
-    let name = path.display().to_string();
-    let io = |io| NnueError::Io { path: name.clone(), io };
-    let file_name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{file_name}.tmp-{}", std::process::id()));
-    let result = (|| {
-        use std::io::Write;
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(&encode(net))?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result.map_err(io)
+    Ok(vzero_base::write_atomic(path, &encode(net))?)
 }

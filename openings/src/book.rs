@@ -18,7 +18,6 @@
 //! key, moves by decreasing weight.
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
@@ -185,18 +184,7 @@ impl Book {
             positions: self.positions.clone(),
         };
         let text = serde_json::to_string_pretty(&f)? + "\n";
-        let name = path.file_name().map_or("book".into(), |n| n.to_string_lossy().into_owned());
-        let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
-        let write = || -> std::io::Result<()> {
-            let mut out = std::fs::File::create(&tmp)?;
-            out.write_all(text.as_bytes())?;
-            out.sync_all()?;
-            std::fs::rename(&tmp, path)
-        };
-        write().map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            anyhow::anyhow!("writing book {}: {e}", path.display())
-        })
+        vzero_base::write_atomic(path, text.as_bytes()).map_err(|e| anyhow::anyhow!("writing book {}: {}", path.display(), e.source))
     }
 
     /// Variant name the book was built for.

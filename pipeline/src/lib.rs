@@ -19,15 +19,14 @@
 //!   `[teacher]`, and [`switch`] checks that hand the blend's parts to the network once it
 //!   plays better alone), [`Session::selfplay`] and [`Session::learn`] each half alone;
 //! * progress, notes and gauntlet results come to the caller as [`Event`]s;
-//! * [`nnue_train`] and [`nnue_loop`]: Fairy-Stockfish NNUE nets trained on a run's positions,
-//!   and improved in rounds with a teacher engine that loads each new net;
+//! * [`nnue`]: Fairy-Stockfish NNUE nets trained on a run's positions, and improved in rounds
+//!   with a teacher engine that loads each new net (its own folder, `pipeline/src/nnue/`);
 //! * [`RunStatus`]: what a run holds and who works on it (`vzero status`); [`RunCheck`]: its
 //!   invariants (`vzero check`).
 
 pub mod check;
 mod config;
-pub mod nnue_loop;
-pub mod nnue_train;
+pub mod nnue;
 mod session;
 pub mod status;
 pub mod switch;

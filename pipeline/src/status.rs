@@ -3,7 +3,6 @@
 //! it recently (their heartbeats). What `vzero status` prints.
 
 use std::path::Path;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result};
 use vzero_arena::gauntlet::{arena_dir, read_elo_csv, EloRow};
@@ -65,10 +64,6 @@ pub struct RunStatus {
     pub now: u64,
 }
 
-fn now_unix() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
-}
-
 /// Creation time (unix ms) of a chunk from its name (`<unix_ms>-<worker>-<seq>.h5`).
 fn chunk_unix_ms(path: &Path) -> Option<u64> {
     path.file_name()?.to_str()?.split('-').next()?.parse().ok()
@@ -82,7 +77,7 @@ impl RunStatus {
             anyhow::bail!("run directory {} does not exist", run.display());
         }
         let run = RunDir::open_existing(run).with_context(|| format!("opening run {}", run.display()))?;
-        let now = now_unix();
+        let now = vzero_base::now_unix();
         let mut warnings = Vec::new();
         let stored = run.stored_variant().unwrap_or_else(|e| {
             warnings.push(format!("{e} (`vzero check` flags it; the variant below is the data's)"));

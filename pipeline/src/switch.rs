@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use vzero_arena::{run_match, MatchConfig, MatchStats, NetOptions, Openings, PlayerSpec};
 use vzero_data::RunDir;
 use vzero_mcts::{BlendPart, Knowledge};
-use vzero_model::checkpoint::write_atomic;
+use vzero_base::write_atomic;
 use vzero_rules::Variant;
 
 /// `[switch]`: when and how the blend's parts are tested against the network alone.

@@ -4,11 +4,7 @@
 use vzero_data::Row;
 use vzero_rules::Color;
 
-/// The material target of `pos`: its quiescent material balance for the side to move,
-/// `tanh(balance / MATERIAL_SCALE)` (also written by `vzero import` and `vzero label`).
-pub fn material_target(pos: &vzero_rules::Position) -> f32 {
-    (vzero_mcts::Quiescence::default().balance(pos) / vzero_data::MATERIAL_SCALE).tanh()
-}
+pub use vzero_mcts::material_target;
 
 /// A searched position of a game in progress. `row` has everything known at the time of the
 /// search (planes, policy, search value, ply, material...); the rest waits for the game's end.

@@ -11,17 +11,9 @@ use std::sync::Mutex;
 use anyhow::Result;
 use vzero_data::RunDir;
 
-/// A stable 64-bit FNV-1a hash (the same in every build, unlike `std`'s hasher), for job ids.
-pub(crate) fn fnv1a(parts: &[&[u8]]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for p in parts {
-        for &b in p.iter().chain(&[0xff]) {
-            h ^= b as u64;
-            h = h.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-    }
-    h
-}
+/// A stable 64-bit hash of `parts` for job ids ([`vzero_base::hash::fnv1a64_parts`]: the same in
+/// every build, unlike `std`'s hasher).
+pub(crate) use vzero_base::hash::fnv1a64_parts as fnv1a;
 
 /// The worker name of batch `batch` of job `id` of `kind` (`import`, `label`).
 pub(crate) fn worker_name(kind: &str, id: u64, batch: usize) -> String {

@@ -56,7 +56,7 @@ impl RowMaker {
             moves_left,
             ply: game.moves().len() as u32,
             weight: 1.0,
-            material: vzero_selfplay::material_target(game.position()),
+            material: vzero_mcts::material_target(game.position()),
             material_weight: 1.0,
             ..Row::default()
         }

@@ -3,7 +3,7 @@
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 use vzero_mcts::Knowledge;
-use vzero_model::TrainPrecision;
+use vzero_model::{LossWeights, TrainPrecision};
 
 /// Learning-rate schedule after warm-up (`lr` is the base rate).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -153,7 +153,7 @@ fn default_log_every() -> u64 {
 }
 
 fn default_moves_left_weight() -> f64 {
-    0.1
+    LossWeights::default().moves_left
 }
 
 fn default_value_q_ratio() -> f64 {
@@ -161,19 +161,19 @@ fn default_value_q_ratio() -> f64 {
 }
 
 fn default_opponent_policy_weight() -> f64 {
-    vzero_model::DEFAULT_OPPONENT_POLICY_WEIGHT
+    LossWeights::default().opponent_policy
 }
 
 fn default_soft_policy_weight() -> f64 {
-    vzero_model::DEFAULT_SOFT_POLICY_WEIGHT
+    LossWeights::default().soft_policy
 }
 
 fn default_short_term_value_weight() -> f64 {
-    vzero_model::DEFAULT_SHORT_TERM_VALUE_WEIGHT
+    LossWeights::default().short_term_value
 }
 
 fn default_material_weight() -> f64 {
-    vzero_model::DEFAULT_MATERIAL_WEIGHT
+    LossWeights::default().material
 }
 
 impl LearnConfig {
@@ -195,7 +195,7 @@ impl LearnConfig {
             threads: 2,
             precision: TrainPrecision::F32,
             log_every: 10,
-            moves_left_weight: 0.1,
+            moves_left_weight: default_moves_left_weight(),
             value_q_ratio: default_value_q_ratio(),
             opponent_policy_weight: default_opponent_policy_weight(),
             soft_policy_weight: default_soft_policy_weight(),
@@ -206,6 +206,19 @@ impl LearnConfig {
             stream_buffer_rows: None,
             retention: default_retention(),
             external: ExternalConfig::default(),
+        }
+    }
+
+    /// The loss weights these settings give the optimizer (policy and value at 1; the rest as
+    /// set: the `*_weight` keys are [`LossWeights`]' fields under their TOML names).
+    pub fn loss_weights(&self) -> LossWeights {
+        LossWeights {
+            moves_left: self.moves_left_weight,
+            opponent_policy: self.opponent_policy_weight,
+            soft_policy: self.soft_policy_weight,
+            short_term_value: self.short_term_value_weight,
+            material: self.material_weight,
+            ..LossWeights::default()
         }
     }
 

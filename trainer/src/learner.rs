@@ -214,13 +214,7 @@ impl Learner {
             optimizer: opt,
             lr: cfg.lr_at(step),
             weight_decay: cfg.weight_decay,
-            policy_weight: 1.0,
-            value_weight: 1.0,
-            moves_left_weight: cfg.moves_left_weight,
-            opponent_policy_weight: cfg.opponent_policy_weight,
-            soft_policy_weight: cfg.soft_policy_weight,
-            short_term_value_weight: cfg.short_term_value_weight,
-            material_weight: cfg.material_weight,
+            loss: cfg.loss_weights(),
             grad_clip_norm: None,
             precision: cfg.precision,
         };
@@ -587,6 +581,9 @@ impl Learner {
             if s.stop == StopReason::Stopped {
                 break;
             }
+            // A timed poll, not a channel: the data comes as chunk files from self-play in other
+            // processes (or machines), which cannot signal this thread; the short sleeps let
+            // `keep_going` (the caller's limits) end the wait.
             let wait = Instant::now();
             while wait.elapsed() < poll && keep_going() {
                 std::thread::sleep(std::time::Duration::from_millis(100).min(poll));

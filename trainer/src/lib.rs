@@ -17,4 +17,4 @@ pub mod tensorboard;
 
 pub use config::{ExternalConfig, LearnConfig, LrSchedule};
 pub use learner::{mix_search_value, LearnStatus, LearnSummary, Learner, StopReason};
-pub use metrics::{draw_lines, draw_plot, read_metrics, MetricsRow, METRICS_HEADER};
+pub use metrics::{draw_plot, read_metrics, MetricsRow, METRICS_HEADER};

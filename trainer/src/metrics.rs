@@ -1,7 +1,6 @@
 //! metrics.csv rows and the loss-curve plot (SVG: no fonts needed).
 
 use std::fs;
-use std::io::Write;
 use std::path::Path;
 
 use anyhow::{Context, Result};
@@ -169,30 +168,21 @@ pub(crate) fn rewrite_metrics(path: &Path, rows: &[MetricsRow], aux: &[&str]) ->
         s.push_str(&r.to_csv());
         s.push('\n');
     }
-    let tmp = path.with_extension(format!("csv.{}.tmp", std::process::id()));
-    fs::write(&tmp, s).with_context(|| format!("writing {}", tmp.display()))?;
-    fs::rename(&tmp, path).with_context(|| format!("renaming to {}", path.display()))?;
-    Ok(())
+    Ok(vzero_base::write_atomic(path, s.as_bytes())?)
 }
 
 /// Appends `row` to metrics.csv (with a header naming its columns when the file is new).
 pub(crate) fn append_metrics(path: &Path, row: &MetricsRow) -> Result<()> {
-    let new = !path.exists();
-    let mut f = fs::OpenOptions::new().create(true).append(true).open(path).with_context(|| format!("opening {}", path.display()))?;
-    if new {
-        let aux: Vec<&str> = row.aux_losses.iter().map(|(c, _)| *c).collect();
-        writeln!(f, "{}", metrics_header(&aux))?;
-    }
-    writeln!(f, "{}", row.to_csv()).with_context(|| format!("writing {}", path.display()))?;
-    Ok(())
+    let aux: Vec<&str> = row.aux_losses.iter().map(|(c, _)| *c).collect();
+    Ok(vzero_data::metrics::append_csv_row(path, &metrics_header(&aux), &row.to_csv())?)
 }
 
 /// Draws total/policy/value/moves-left losses (and those of the auxiliary heads, thinner) and
-/// value accuracy against the step into an SVG file (written to a temporary file, then renamed).
+/// value accuracy against the step into an SVG file (atomically).
 pub fn draw_plot(path: &Path, rows: &[MetricsRow]) -> Result<()> {
-    let tmp = path.with_extension(format!("svg.{}.tmp", std::process::id()));
+    let mut svg = String::new();
     {
-        let root = SVGBackend::new(&tmp, (900, 560)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, (900, 560)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| anyhow::anyhow!("plot: {e}"))?;
         let (top, bottom) = root.split_vertically(380);
         let max_step = rows.iter().map(|r| r.step).max().unwrap_or(1).max(1) as f64;
@@ -251,42 +241,5 @@ pub fn draw_plot(path: &Path, rows: &[MetricsRow]) -> Result<()> {
             .map_err(|e| anyhow::anyhow!("plot: {e}"))?;
         root.present().map_err(|e| anyhow::anyhow!("plot: {e}"))?;
     }
-    fs::rename(&tmp, path).with_context(|| format!("renaming plot to {}", path.display()))?;
-    Ok(())
-}
-
-/// Draws named series of (step, value) points as lines on one chart into an SVG file (written
-/// to a temporary file, then renamed): the loss plots of trainers other than the learner's
-/// (e.g. `vzero nnue train`'s `nnue/loss.svg`). Non-finite points are left out.
-pub fn draw_lines(path: &Path, title: &str, y_desc: &str, series: &[(&str, Vec<(f64, f64)>)]) -> Result<()> {
-    let tmp = path.with_extension(format!("svg.{}.tmp", std::process::id()));
-    let finite = |s: &Vec<(f64, f64)>| s.iter().copied().filter(|p| p.0.is_finite() && p.1.is_finite()).collect::<Vec<_>>();
-    let series: Vec<(&str, Vec<(f64, f64)>)> = series.iter().map(|(n, s)| (*n, finite(s))).collect();
-    let max_x = series.iter().flat_map(|s| s.1.iter().map(|p| p.0)).fold(1.0f64, f64::max);
-    let max_y = series.iter().flat_map(|s| s.1.iter().map(|p| p.1)).fold(1e-6f64, f64::max) * 1.05;
-    {
-        let root = SVGBackend::new(&tmp, (900, 420)).into_drawing_area();
-        let err = |e: &dyn std::fmt::Display| anyhow::anyhow!("plot: {e}");
-        root.fill(&WHITE).map_err(|e| err(&e))?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 20))
-            .margin(10)
-            .x_label_area_size(30)
-            .y_label_area_size(60)
-            .build_cartesian_2d(0f64..max_x, 0f64..max_y)
-            .map_err(|e| err(&e))?;
-        chart.configure_mesh().x_desc("step").y_desc(y_desc).draw().map_err(|e| err(&e))?;
-        let colors = [BLUE, RED, GREEN, BLACK, MAGENTA];
-        for ((name, points), color) in series.into_iter().zip(colors.into_iter().cycle()) {
-            chart
-                .draw_series(LineSeries::new(points, color.stroke_width(2)))
-                .map_err(|e| err(&e))?
-                .label(name)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
-        }
-        chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw().map_err(|e| err(&e))?;
-        root.present().map_err(|e| err(&e))?;
-    }
-    fs::rename(&tmp, path).with_context(|| format!("renaming plot to {}", path.display()))?;
-    Ok(())
+    Ok(vzero_base::write_atomic(path, svg.as_bytes())?)
 }

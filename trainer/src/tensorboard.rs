@@ -190,7 +190,7 @@ impl RunEvents {
 
     /// Creates a new event file (a name not taken yet, even by this process's other files).
     fn create(&self, unix_secs: u64) -> Result<(PathBuf, File, u64)> {
-        let base = event_file_name(unix_secs, &vzero_data::hostname(), std::process::id());
+        let base = event_file_name(unix_secs, &vzero_base::hostname(), std::process::id());
         for n in 0u32.. {
             let name = if n == 0 { base.clone() } else { format!("{base}.{n}") };
             let path = self.run.root().join(name);

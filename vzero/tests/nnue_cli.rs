@@ -84,7 +84,7 @@ fn train_resume_export_and_eval_from_a_tiny_run() {
 
     // A second NNUE trainer on the run is refused, naming the live holder; nothing changes.
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
-    let holder = vzero_data::Holder { host: vzero_data::hostname(), pid: std::process::id(), command: "vzero nnue loop".into(), since: now, renewed: now, ttl_s: 60, token: "t".into() };
+    let holder = vzero_data::Holder { host: vzero_base::hostname(), pid: std::process::id(), command: "vzero nnue loop".into(), since: now, renewed: now, ttl_s: 60, token: "t".into() };
     let lock = run.join(vzero_data::lease::NNUE_LEASE_NAME);
     std::fs::write(&lock, serde_json::to_vec(&holder).unwrap()).unwrap();
     let before = std::fs::read_to_string(nnue.join("metrics.csv")).unwrap();

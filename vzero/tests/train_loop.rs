@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use vzero_data::{Chunk, Row, RunDir, MATERIAL_SCALE};
+use vzero_data::{Chunk, Row, RunDir};
 use vzero_encoding::MoveEncoder;
 use vzero_mcts::Quiescence;
 use vzero_rules::{Color, Game, Variant};
@@ -96,7 +96,7 @@ fn check_aux_targets(v: Variant, rows: &[Row], positions: &[vzero_rules::Positio
     let enc = MoveEncoder::new(v);
     for t in 0..n {
         let r = &rows[t];
-        let material = (Quiescence::default().balance(&positions[t]) / MATERIAL_SCALE).tanh();
+        let material = (Quiescence::default().balance(&positions[t]) / vzero_mcts::MATERIAL_SCALE).tanh();
         assert_eq!((r.material, r.material_weight), (material, 1.0), "material of row {t}");
         if t + 1 < n {
             let next = &rows[t + 1];

@@ -288,7 +288,7 @@ fn info(a: InfoArgs) -> Result<()> {
 
 // ---- training ----------------------------------------------------------------------------
 
-use vzero_pipeline::nnue_train::{export_nnue, train_nnue, NnueTrainOptions};
+use vzero_pipeline::nnue::{export_nnue, train_nnue, NnueTrainOptions};
 
 fn train(a: TrainArgs) -> Result<()> {
     let from: Vec<String> = a.from.iter().map(|p| p.display().to_string()).collect();

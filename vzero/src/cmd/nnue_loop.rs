@@ -1,14 +1,14 @@
 //! `vzero nnue loop`: teacher workers play and score games, the NNUE trainer trains, each new
 //! net is published and loaded by the teachers of the next round (see
-//! [`vzero_pipeline::nnue_loop`]).
+//! [`vzero_pipeline::nnue::rounds`]).
 
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::Args;
 use vzero_data::RunDir;
-use vzero_pipeline::nnue_loop::{run_loop, LoopEvent, LoopOptions};
-use vzero_pipeline::nnue_train::NnueTrainOptions;
+use vzero_pipeline::nnue::{run_loop, LoopEvent, LoopOptions};
+use vzero_pipeline::nnue::NnueTrainOptions;
 use vzero_rules::Variant;
 
 use crate::cmd::nnue_play::{play_line, GameArgs};

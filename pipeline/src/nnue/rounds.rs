@@ -8,7 +8,7 @@
 //!    position they search is kept with its raw score, the move as a policy row and the game's
 //!    result, in `Source::Label` chunks of the run (so `vzero train`'s learner can use them too);
 //! 2. **train**: the run's NNUE trainer goes on from its newest checkpoint on all the run's
-//!    positions ([`crate::nnue_train::train_nnue`]);
+//!    positions ([`super::train::train_nnue`]);
 //! 3. **publish**: the newest checkpoint is exported to `nnue/nets/<variant>-<sha>.nnue` and
 //!    published to the run once;
 //! 4. **gate**: the new net plays the teachers' evaluation of this round (`gate_games` games at
@@ -26,7 +26,7 @@
 //! and the round number in it and goes on from there. A round killed before its net was recorded is
 //! played again (its games are kept: they are data like any other).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
@@ -35,7 +35,9 @@ use vzero_rules::Variant;
 use vzero_arena::{run_match, MatchConfig, MatchReport, PlayerSpec};
 use vzero_teacher::{play_games, PlayOptions, PlaySummary};
 
-use crate::nnue_train::{export_nnue, nnue_lease, train_nnue_held, NnueTrainOptions};
+use super::export::export_nnue;
+use super::files::{nnue_dir, nnue_lease};
+use super::train::{train_nnue_held, NnueTrainOptions};
 
 /// The columns of `nnue/nets.csv`.
 pub const NETS_HEADER: &str = "round,net,games,positions,play_seconds,positions_per_s,train_step,validation_loss,gate_score,teacher,unix";
@@ -195,11 +197,6 @@ pub enum LoopEvent {
     Published(NetRow),
 }
 
-/// The `nnue/` directory of a run.
-fn nnue_dir(run: &RunDir) -> PathBuf {
-    run.root().join("nnue")
-}
-
 /// The nets published so far (`nnue/nets.csv`), oldest first.
 pub fn published_nets(run: &RunDir) -> Result<Vec<NetRow>> {
     let path = nnue_dir(run).join("nets.csv");
@@ -225,7 +222,7 @@ fn write_nets(run: &RunDir, rows: &[NetRow]) -> Result<()> {
         text.push_str(&r.csv());
         text.push('\n');
     }
-    vzero_model::checkpoint::write_atomic(&path, text.as_bytes())?;
+    vzero_base::write_atomic(&path, text.as_bytes())?;
     run.publish(&path)?;
     Ok(())
 }

@@ -1,0 +1,248 @@
+//! The NNUE trainer's samples: every game of the runs (targets: the search values of self-play
+//! rows and the games' results) and of PGN files (results only), and every position a teacher
+//! scored ([`vzero_data::ScoredPosition`]) with its raw score and the game's result, split into
+//! training and validation by a hash of each game's name (stable as the data grows).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use vzero_data::{Chunk, RunDir, TeacherScore};
+use vzero_nnue::dataset::{game_samples, scored_sample, white_result, DataOptions, SampleCounts, ScoredReplay, UciScore};
+use vzero_nnue::train::Sample;
+use vzero_nnue::FsfMapping;
+
+/// The `.h5` chunks of a run (data/ and its archive), oldest first.
+fn run_chunks(run: &RunDir) -> Result<Vec<PathBuf>> {
+    let mut chunks = run.list_chunks()?;
+    if let Ok(rd) = std::fs::read_dir(run.archive_dir()) {
+        for e in rd.flatten() {
+            let n = e.file_name().to_string_lossy().into_owned();
+            if n.ends_with(".h5") && !n.starts_with('.') {
+                chunks.push(e.path());
+            }
+        }
+    }
+    Ok(chunks)
+}
+
+/// The variant of a run: its config's, else its data's.
+pub(crate) fn run_variant(run: &RunDir) -> Result<Option<String>> {
+    if let Some(v) = run.stored_variant()? {
+        return Ok(Some(v));
+    }
+    Ok(run.data_variant()?.map(|(v, _)| v))
+}
+
+/// Training and validation samples.
+pub(crate) struct Data {
+    pub train: Vec<Sample>,
+    pub validation: Vec<Sample>,
+    pub games: usize,
+    pub counts: SampleCounts,
+    /// Samples from teacher scores, from search values, and from PGN games (results only).
+    pub scored: usize,
+    pub searched: usize,
+    pub from_pgn: usize,
+}
+
+/// One unit of data: a game, or a chunk's scored positions. `name` says where it is (in
+/// errors); `key` is what [`holdout_split`] hashes ([`holdout_key`]).
+enum Item {
+    /// A game of a run (its values: the search's) or of a PGN file (`pgn`; its values: the
+    /// game's result from each mover's side).
+    Game { name: String, key: String, record: vzero_data::GameRecord, pgn: bool },
+    Scored { name: String, key: String, positions: Vec<vzero_data::ScoredPosition> },
+}
+
+impl Item {
+    fn key(&self) -> &str {
+        match self {
+            Item::Game { key, .. } | Item::Scored { key, .. } => key,
+        }
+    }
+}
+
+/// An item's holdout key: `what` (e.g. `game 3`; empty for a whole file) and the file's name
+/// without its directory, so that the key is the same on every machine and cache.
+fn holdout_key(what: &str, path: &str) -> String {
+    format!("{what}|{}", path.rsplit('/').next().unwrap_or(path))
+}
+
+/// Which items are held out for validation: those whose key ([`holdout_key`]: file name and
+/// index, not the directory) hashes below `holdout`, so that an item keeps its side as the data
+/// grows (a trainer resumed on more data, e.g. each round of the loop, never trains on what it
+/// validated on before); at least one when there are two or more items.
+fn holdout_split(items: &[Item], holdout: f64) -> Vec<bool> {
+    let cut = (holdout.clamp(0.0, 1.0) * u64::MAX as f64) as u64;
+    let mut held: Vec<bool> =
+        items.iter().map(|it| holdout > 0.0 && vzero_base::fnv1a64(it.key().as_bytes()) < cut).collect();
+    if holdout > 0.0 && items.len() >= 2 && !held.contains(&true) {
+        held[items.len() - 1] = true;
+    }
+    if items.len() >= 2 && !held.contains(&false) {
+        held[0] = false;
+    }
+    held
+}
+
+/// Every game and scored position of the runs as samples; the items [`holdout_split`] picks go
+/// to validation.
+pub(crate) fn load_data(runs: &[RunDir], pgns: &[PathBuf], mapping: &FsfMapping, opts: &DataOptions, holdout: f64) -> Result<Data> {
+    let mut items = Vec::new();
+    for path in pgns {
+        items.extend(pgn_items(path, mapping)?);
+    }
+    for run in runs {
+        for path in run_chunks(run)? {
+            let c = Chunk::open(&path)?;
+            if c.meta.variant != mapping.name() {
+                continue;
+            }
+            let scored = c.scored_positions()?;
+            let file = path.display().to_string();
+            if !scored.is_empty() {
+                items.push(Item::Scored { key: holdout_key("", &file), name: file, positions: scored });
+                continue;
+            }
+            for (i, g) in c.games()?.into_iter().enumerate() {
+                if g.variant == mapping.name() {
+                    let what = format!("game {}", i + 1);
+                    items.push(Item::Game { name: format!("{what} of {file}"), key: holdout_key(&what, &file), record: g, pgn: false });
+                }
+            }
+        }
+    }
+    let held: Vec<bool> = holdout_split(&items, holdout);
+    let mut d = Data { train: Vec::new(), validation: Vec::new(), games: 0, counts: SampleCounts::default(), scored: 0, searched: 0, from_pgn: 0 };
+    for (item, &held) in items.iter().zip(&held) {
+        let out = if held { &mut d.validation } else { &mut d.train };
+        match item {
+            Item::Game { name, record: g, pgn, .. } => {
+                d.games += 1;
+                let c = game_samples(mapping, name, &g.start_fen, &g.moves, white_result(&g.result, &g.reason), &g.values, opts, out)?;
+                if *pgn {
+                    d.from_pgn += c.kept;
+                } else {
+                    d.searched += c.kept;
+                }
+                d.counts.add(c);
+            }
+            Item::Scored { name, positions, .. } => {
+                let mut replay = ScoredReplay::default();
+                for (j, sp) in positions.iter().enumerate() {
+                    let score = match sp.score {
+                        TeacherScore::Cp(c) => UciScore::Cp(c),
+                        TeacherScore::Mate(m) => UciScore::Mate(m),
+                    };
+                    let what = format!("scored position {} of {name}", j + 1);
+                    let pos = replay.position(mapping, &what, &sp.start_fen, &sp.moves)?;
+                    let c = scored_sample(mapping, &what, pos, score, &sp.best, sp.result, opts, out)?;
+                    d.scored += c.kept;
+                    d.counts.add(c);
+                }
+            }
+        }
+    }
+    Ok(d)
+}
+
+/// The decided games of a PGN file as items whose "search values" are the game's result from
+/// each mover's side (a PGN game has no scores: both targets are its result). Games that do
+/// not parse or replay, of another variant or without a result are skipped with a warning
+/// naming their `file:line`.
+fn pgn_items(path: &Path, mapping: &FsfMapping) -> Result<Vec<Item>> {
+    let mut items = Vec::new();
+    let mut skipped = 0usize;
+    vzero_openings::for_each_game(&[vzero_openings::Input::Pgn(path.to_path_buf())], |g| {
+        // (replay refuses games of other variants, bad FENs, illegal moves and no result)
+        match g.and_then(|raw| vzero_openings::replay(raw, mapping.variant())) {
+            Ok(g) => {
+                let white = 2.0 * g.white_score as f32 - 1.0;
+                let mut pos = g.start;
+                let mut moves = Vec::with_capacity(g.moves.len());
+                let mut values = Vec::with_capacity(g.moves.len());
+                for m in &g.moves {
+                    values.push(if pos.side_to_move() == vzero_rules::Color::White { white } else { -white });
+                    moves.push(pos.uci(*m));
+                    pos.play(*m);
+                }
+                let record = vzero_data::GameRecord {
+                    variant: mapping.name().to_string(),
+                    start_fen: g.start.fen(),
+                    moves,
+                    result: g.raw.result.clone(),
+                    reason: "pgn".to_string(),
+                    network: String::new(),
+                    white: g.raw.white.clone(),
+                    black: g.raw.black.clone(),
+                    priors: Vec::new(),
+                    values,
+                };
+                let origin = g.raw.origin.clone();
+                items.push(Item::Game { key: holdout_key("", &origin), name: origin, record, pgn: true });
+            }
+            Err(s) => {
+                if skipped < 10 {
+                    eprintln!("skipped {s}");
+                }
+                skipped += 1;
+            }
+        }
+        true
+    })?;
+    if skipped > 0 {
+        eprintln!("{}: {} games read, {skipped} skipped", path.display(), items.len() + skipped);
+    }
+    Ok(items)
+}
+
+/// The targets of a net in words, for its checkpoint and description.
+pub(crate) fn targets_of(d: &Data, lambda: f32) -> String {
+    let mut parts = Vec::new();
+    if d.scored > 0 {
+        parts.push(format!("teacher scores ({} positions)", d.scored));
+    }
+    if d.searched > 0 {
+        parts.push(format!("search values ({} positions)", d.searched));
+    }
+    if d.from_pgn > 0 {
+        parts.push(format!("PGN results as scores ({} positions)", d.from_pgn));
+    }
+    format!("lambda {lambda}: {} + game results", if parts.is_empty() { "none".to_string() } else { parts.join(", ") })
+}
+
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn game(what: &str, file: &str) -> Item {
+        let g = vzero_data::GameRecord {
+            variant: "empire".into(),
+            start_fen: String::new(),
+            moves: Vec::new(),
+            result: String::new(),
+            reason: String::new(),
+            network: String::new(),
+            white: String::new(),
+            black: String::new(),
+            priors: Vec::new(),
+            values: Vec::new(),
+        };
+        Item::Game { name: format!("{what} of {file}"), key: holdout_key(what, file), record: g, pgn: false }
+    }
+
+    /// An item keeps its side as data is added, whatever directory holds the run.
+    #[test]
+    fn holdout_is_stable_as_the_data_grows_and_across_machines() {
+        let items = |dir: &str, n: usize| (0..n).map(|i| game(&format!("game {}", i % 4 + 1), &format!("{dir}/data/{:04}.h5", i / 4))).collect::<Vec<_>>();
+        let small = holdout_split(&items("/a", 400), 0.1);
+        let big = holdout_split(&items("/other machine/cache", 4000), 0.1);
+        assert_eq!(small[..], big[..400], "the first 400 items keep their side");
+        let share = big.iter().filter(|&&h| h).count() as f64 / big.len() as f64;
+        assert!((0.07..0.13).contains(&share), "{share}");
+        assert_eq!(holdout_split(&items("/a", 2), 0.0), vec![false, false]);
+        let two = holdout_split(&items("/a", 2), 0.01);
+        assert!(two.contains(&true) && two.contains(&false), "{two:?}");
+    }
+}
