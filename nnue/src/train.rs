@@ -9,11 +9,14 @@
 //!
 //! # Gradients
 //!
-//! [`gradients`] runs forward and backward for a batch, split across threads
-//! (`std::thread::scope`, one contiguous slice of the batch per thread). Each thread keeps its
+//! [`gradients`] runs forward and backward for a batch, split into one contiguous slice per
+//! thread, the slices run on a rayon pool of that many threads (one pool per thread count, kept
+//! for the process). Each slice keeps its
 //! own dense gradient of the 8 layer stacks and the feature-transformer bias (about 140,000
 //! floats) and, per sample, the gradient with respect to the two 512-wide accumulators and the
-//! output. Clipped ReLUs pass the gradient where `0 ≤ x ≤ 1` (as `torch.clamp`).
+//! output. Clipped ReLUs pass the gradient where `0 ≤ x ≤ 1` (as `torch.clamp`). The slices'
+//! losses and dense gradients are summed in slice order, so a batch's gradients depend on the
+//! thread count (the slices' bounds) but never on which thread finished first.
 //!
 //! The feature transformer is never touched as a whole: the gradient of a feature row is the
 //! sum of the accumulator gradients of the (sample, perspective) pairs in which it is active.
@@ -31,13 +34,16 @@
 //! memory is 3× the weights), but a step's work is proportional to the rows the batch touches
 //! (about 30 per perspective per position, far fewer distinct rows per batch than
 //! `batch · 60`), never to the ~100,000 rows. The sorted runs of rows are split into contiguous
-//! feature ranges, one per thread, so threads update disjoint slices without locks. No weight
+//! feature ranges, one per thread, so threads update disjoint slices without locks (on the same
+//! pool). No weight
 //! decay. After every step the layer weights are clipped to the quantisable range
 //! ([`FloatNetwork::clip_weights`]).
 
 use crate::features::{Bucket, PositionFeatures};
 use crate::layers::{HALF_DIMENSIONS, HIDDEN1, HIDDEN2, LAYER_STACKS, PSQT_BUCKETS, STACK_INPUTS};
 use crate::network::{FloatNetwork, FloatStack, NET_TO_INTERNAL};
+use rayon::prelude::*;
+use std::sync::{Arc, Mutex};
 use vzero_rules::Color;
 
 /// `q = sigmoid(net · NET_TO_INTERNAL / IN_SCALING)`.
@@ -267,6 +273,35 @@ fn threads_for(n: usize, threads: usize) -> usize {
     threads.max(1).min(n.max(1)).min(64)
 }
 
+/// The rayon pool of `threads` threads (1 to 64), built on first use and kept for the process,
+/// so a training step wakes parked threads instead of spawning new ones.
+fn pool(threads: usize) -> Arc<rayon::ThreadPool> {
+    static POOLS: Mutex<Vec<(usize, Arc<rayon::ThreadPool>)>> = Mutex::new(Vec::new());
+    let threads = threads.clamp(1, 64);
+    let mut pools = POOLS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, p)) = pools.iter().find(|(t, _)| *t == threads) {
+        return p.clone();
+    }
+    let p = Arc::new(
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("nnue-train-{i}"))
+            .build()
+            .expect("starting the NNUE trainer's threads"),
+    );
+    pools.push((threads, p.clone()));
+    p
+}
+
+/// Runs `f` on the pool of `t` threads; on the calling thread when `t` is 1.
+fn on_threads<R: Send>(t: usize, f: impl FnOnce() -> R + Send) -> R {
+    if t <= 1 {
+        f()
+    } else {
+        pool(t).install(f)
+    }
+}
+
 /// Mean loss of `samples` (no gradients), on `threads` threads.
 pub fn mean_loss(net: &FloatNetwork, samples: &[Sample], lambda: f32, threads: usize) -> f32 {
     if samples.is_empty() {
@@ -274,18 +309,17 @@ pub fn mean_loss(net: &FloatNetwork, samples: &[Sample], lambda: f32, threads: u
     }
     let t = threads_for(samples.len(), threads);
     let per = samples.len().div_ceil(t);
-    let total: f64 = std::thread::scope(|sc| {
-        let hs: Vec<_> = samples
-            .chunks(per)
+    // One sum per slice, added in slice order (deterministic for a thread count).
+    let sums: Vec<f64> = on_threads(t, || {
+        samples
+            .par_chunks(per)
             .map(|c| {
-                sc.spawn(move || {
-                    let mut a = Box::new(Activations::new());
-                    c.iter().map(|s| sample_loss(net.forward_acts(s, &mut a), s, lambda).0 as f64).sum::<f64>()
-                })
+                let mut a = Box::new(Activations::new());
+                c.iter().map(|s| sample_loss(net.forward_acts(s, &mut a), s, lambda).0 as f64).sum::<f64>()
             })
-            .collect();
-        hs.into_iter().map(|h| h.join().expect("loss thread")).sum()
+            .collect()
     });
+    let total: f64 = sums.into_iter().sum();
     (total / samples.len() as f64) as f32
 }
 
@@ -297,24 +331,22 @@ pub fn gradients(net: &FloatNetwork, batch: &[&Sample], lambda: f32, threads: us
     let mut dout = vec![(0f32, 0u8); n];
     let t = threads_for(n, threads);
     let per = n.div_ceil(t).max(1);
-    let parts: Vec<(f64, DenseGrad)> = std::thread::scope(|sc| {
-        let hs: Vec<_> = batch
-            .chunks(per)
-            .zip(dacc.chunks_mut(per * 2 * HALF_DIMENSIONS))
-            .zip(dout.chunks_mut(per))
+    // One (loss, dense gradient) per slice, in slice order; reduced below in that order.
+    let parts: Vec<(f64, DenseGrad)> = on_threads(t, || {
+        batch
+            .par_chunks(per)
+            .zip(dacc.par_chunks_mut(per * 2 * HALF_DIMENSIONS))
+            .zip(dout.par_chunks_mut(per))
             .map(|((c, da), dout)| {
-                sc.spawn(move || {
-                    let mut g = DenseGrad::zeroed();
-                    let mut a = Box::new(Activations::new());
-                    let mut loss = 0f64;
-                    for ((s, da), dout) in c.iter().zip(da.chunks_exact_mut(STACK_INPUTS)).zip(dout.iter_mut()) {
-                        loss += backward_sample(net, s, lambda, scale, &mut a, da, &mut g, dout) as f64;
-                    }
-                    (loss, g)
-                })
+                let mut g = DenseGrad::zeroed();
+                let mut a = Box::new(Activations::new());
+                let mut loss = 0f64;
+                for ((s, da), dout) in c.iter().zip(da.chunks_exact_mut(STACK_INPUTS)).zip(dout.iter_mut()) {
+                    loss += backward_sample(net, s, lambda, scale, &mut a, da, &mut g, dout) as f64;
+                }
+                (loss, g)
             })
-            .collect();
-        hs.into_iter().map(|h| h.join().expect("gradient thread")).collect()
+            .collect()
     });
     let mut loss = 0f64;
     let mut dense: Option<DenseGrad> = None;
@@ -559,21 +591,20 @@ impl Trainer {
             base = end;
             jobs.push((*grp, first, wg, mg, vg));
         }
-        std::thread::scope(|sc| {
-            for (grp, first, (w, wp), (m, mp), (v, vp)) in jobs {
-                sc.spawn(move || {
-                    let (mut gr, mut pg) = ([0f32; HALF_DIMENSIONS], [0f32; PSQT_BUCKETS]);
-                    for &(lo, hi) in grp {
-                        let run = &g.pairs[lo..hi];
-                        let r = run[0].0 as usize - first;
-                        g.row_into(run, &mut gr, &mut pg);
-                        let rw = r * HALF_DIMENSIONS..(r + 1) * HALF_DIMENSIONS;
-                        adam_update(&mut w[rw.clone()], &gr, &mut m[rw.clone()], &mut v[rw], &c, step_size);
-                        let rp = r * PSQT_BUCKETS..(r + 1) * PSQT_BUCKETS;
-                        adam_update(&mut wp[rp.clone()], &pg, &mut mp[rp.clone()], &mut vp[rp], &c, step_size);
-                    }
-                });
-            }
+        // Disjoint rows per group: no reduction, the same result on any thread.
+        on_threads(t, || {
+            jobs.into_par_iter().for_each(|(grp, first, (w, wp), (m, mp), (v, vp))| {
+                let (mut gr, mut pg) = ([0f32; HALF_DIMENSIONS], [0f32; PSQT_BUCKETS]);
+                for &(lo, hi) in grp {
+                    let run = &g.pairs[lo..hi];
+                    let r = run[0].0 as usize - first;
+                    g.row_into(run, &mut gr, &mut pg);
+                    let rw = r * HALF_DIMENSIONS..(r + 1) * HALF_DIMENSIONS;
+                    adam_update(&mut w[rw.clone()], &gr, &mut m[rw.clone()], &mut v[rw], &c, step_size);
+                    let rp = r * PSQT_BUCKETS..(r + 1) * PSQT_BUCKETS;
+                    adam_update(&mut wp[rp.clone()], &pg, &mut mp[rp.clone()], &mut vp[rp], &c, step_size);
+                }
+            });
         });
     }
 }
