@@ -1,10 +1,11 @@
 //! The training loop.
 
 use std::path::PathBuf;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use tch::{Device, Kind};
+use vzero_base::now_unix;
 use vzero_data::lease::DEFAULT_TTL;
 use vzero_data::{checkpoint_name, ChunkExpect, Lease, ReplayWindow, RowBlock, RunDir, WindowConfig};
 use vzero_encoding::{InputEncoder, MoveEncoder, ENCODING_VERSION};
@@ -128,10 +129,6 @@ fn command_line() -> String {
         Some(cmd) if !cmd.starts_with('-') => format!("{bin} {cmd}"),
         _ => bin,
     }
-}
-
-fn now_unix() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }
 
 /// Replaces each row's value target by `(1 - ratio) * result + ratio * search value` (as a
