@@ -1,5 +1,6 @@
 //! Streaming game sources: run directories (HDF5 chunks, one chunk at a time) and PGN files
-//! (one game at a time), each game replayed and checked with the rules core.
+//! (one game at a time, by the rules core's PGN reader), each game replayed and checked with the
+//! rules core.
 //!
 //! Every game is either delivered as a [`ReplayedGame`] or reported as a [`Skipped`] naming its
 //! origin (`file:line` for PGN, `chunk-file#game-index` for run directories).
@@ -27,15 +28,39 @@ pub struct RawGame {
     pub result: String,
     /// Network (checkpoint name) or `None`.
     pub network: Option<String>,
+    /// White's name (PGN `White` tag, record `white`).
     pub white: String,
+    /// Black's name.
     pub black: String,
     /// Per move: prior of the played move (may be empty).
     pub priors: Vec<f32>,
     /// Per move: search value for the mover (may be empty).
     pub values: Vec<f32>,
+    /// PGN: every tag pair in file order (empty for run-directory records).
+    pub tags: Vec<(String, String)>,
 }
 
 impl RawGame {
+    /// A game of PGN file `file` as a raw game: origins `file:line`, the variant (lower case),
+    /// start FEN, network and players from its tags.
+    pub fn from_pgn(file: &str, g: vzero_rules::pgn::PgnGameAt) -> RawGame {
+        let tag = |n: &str| g.game.tag(n).map(str::to_string);
+        RawGame {
+            origin: format!("{file}:{}", g.line),
+            variant: tag("Variant").map(|v| v.to_ascii_lowercase()),
+            start_fen: tag("FEN"),
+            move_origins: g.move_lines.iter().map(|l| format!("{file}:{l}")).collect(),
+            network: tag("Network"),
+            white: tag("White").unwrap_or_default(),
+            black: tag("Black").unwrap_or_default(),
+            priors: Vec::new(),
+            values: Vec::new(),
+            moves: g.game.moves,
+            result: g.game.result,
+            tags: g.game.tags,
+        }
+    }
+
     /// A self-play game record of a chunk (`origin`: `chunk.h5#index`) as a raw game.
     pub fn from_record(origin: String, g: vzero_data::GameRecord) -> RawGame {
         RawGame {
@@ -50,6 +75,7 @@ impl RawGame {
             black: g.black,
             priors: g.priors,
             values: g.values,
+            tags: Vec::new(),
         }
     }
 
@@ -79,7 +105,9 @@ pub fn parse_generation(s: &str) -> Option<u64> {
 /// A game replayed with the rules core: every move legal.
 #[derive(Clone, Debug)]
 pub struct ReplayedGame {
+    /// The game as read.
     pub raw: RawGame,
+    /// Its start position.
     pub start: Position,
     /// The played moves.
     pub moves: Vec<Move>,
@@ -93,6 +121,7 @@ impl ReplayedGame {
         self.moves.len()
     }
 
+    /// No move played.
     pub fn is_empty(&self) -> bool {
         self.moves.is_empty()
     }
@@ -204,7 +233,9 @@ pub fn movers(start: &Position, moves: &[Move]) -> Vec<Color> {
 /// An input: a run directory or a PGN file.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Input {
+    /// A run directory (or a remote one): the game records of its chunks.
     RunDir(PathBuf),
+    /// A PGN file.
     Pgn(PathBuf),
 }
 
@@ -262,220 +293,22 @@ pub fn for_each_game(inputs: &[Input], mut f: impl FnMut(std::result::Result<Raw
     Ok(())
 }
 
-/// A streaming PGN reader: one game at a time, each with the line of its first tag/move and of
-/// every move. Movetext: move numbers, comments (`{…}`, `; …`), NAGs, variations (skipped),
-/// ended by a result token. A malformed game is returned as `Err(Skipped)` and reading goes on
-/// with the next game.
-pub struct PgnReader<R: BufRead> {
-    input: R,
-    file: String,
-    line_no: usize,
-    eof: bool,
-    /// A tag line that ended a game without a result token; it starts the next game.
-    pending_tag: Option<(usize, String)>,
-}
-
-#[derive(Default)]
-struct Partial {
-    start_line: usize,
-    tags: Vec<(String, String)>,
-    moves: Vec<String>,
-    move_lines: Vec<usize>,
-    error: Option<(usize, String)>,
-    in_moves: bool,
-    started: bool,
-}
+/// PGN games as raw games, one at a time: [`vzero_rules::pgn::PgnReader`] (which see for the
+/// syntax), each game with its tags and the `file:line` of its first line and of every move; a
+/// malformed game comes as `Err(Skipped)` at its `file:line` and reading goes on.
+pub struct PgnReader<R: BufRead>(vzero_rules::pgn::PgnReader<R>);
 
 impl<R: BufRead> PgnReader<R> {
+    /// A reader of `input`; `file` names it in origins.
     pub fn new(input: R, file: impl Into<String>) -> Self {
-        PgnReader { input, file: file.into(), line_no: 0, eof: false, pending_tag: None }
-    }
-
-    fn finish(&self, p: Partial, result: String) -> std::result::Result<RawGame, Skipped> {
-        if let Some((line, msg)) = p.error {
-            return Err(Skipped { origin: format!("{}:{line}", self.file), reason: msg, chunk: false });
-        }
-        let tag = |n: &str| p.tags.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone());
-        if let Some(t) = tag("Result") {
-            if t != result && t != "*" {
-                return Err(Skipped {
-                    origin: format!("{}:{}", self.file, p.start_line),
-                    reason: format!("result token {result} differs from the Result tag {t}"),
-                    chunk: false,
-                });
-            }
-        }
-        Ok(RawGame {
-            origin: format!("{}:{}", self.file, p.start_line),
-            variant: tag("Variant").map(|v| v.to_ascii_lowercase()),
-            start_fen: tag("FEN"),
-            move_origins: p.move_lines.iter().map(|l| format!("{}:{l}", self.file)).collect(),
-            moves: p.moves,
-            result,
-            network: tag("Network"),
-            white: tag("White").unwrap_or_default(),
-            black: tag("Black").unwrap_or_default(),
-            priors: Vec::new(),
-            values: Vec::new(),
-        })
+        PgnReader(vzero_rules::pgn::PgnReader::new(input, file))
     }
 
     /// The next game, `Ok(None)` at the end of the file; I/O errors are errors.
     pub fn next_game(&mut self) -> Result<Option<std::result::Result<RawGame, Skipped>>> {
-        let mut p = Partial::default();
-        let mut comment = false;
-        let mut var_depth = 0usize;
-        let mut buf = String::new();
-        if let Some((ln, t)) = self.pending_tag.take() {
-            p.start_line = ln;
-            p.started = true;
-            parse_tag(&t, ln, &mut p);
-        }
-        loop {
-            if self.eof {
-                return Ok(None);
-            }
-            buf.clear();
-            let n = self.input.read_line(&mut buf).with_context(|| format!("reading {}", self.file))?;
-            if n == 0 {
-                self.eof = true;
-                if p.started {
-                    let msg = if comment {
-                        "unterminated '{' comment".to_string()
-                    } else {
-                        format!("game has no result token (1-0, 0-1, 1/2-1/2 or *) before the end of the file at line {}", self.line_no)
-                    };
-                    let line = p.error.as_ref().map_or(p.start_line, |e| e.0);
-                    return Ok(Some(Err(Skipped { origin: format!("{}:{line}", self.file), reason: p.error.map_or(msg, |e| e.1), chunk: false })));
-                }
-                return Ok(None);
-            }
-            self.line_no += 1;
-            let ln = self.line_no;
-            let line = buf.trim_end_matches(['\n', '\r']);
-            let trimmed = line.trim();
-            if !comment && var_depth == 0 && trimmed.starts_with('[') {
-                if p.in_moves {
-                    // A new game's tags after movetext without a result token: report the broken
-                    // game; this line starts the next one (re-read it by hand).
-                    let bad = Skipped {
-                        origin: format!("{}:{}", self.file, p.start_line),
-                        reason: format!("missing result token (next game's tags begin on line {ln})"),
-                        chunk: false,
-                    };
-                    self.pending_tag = Some((ln, trimmed.to_string()));
-                    return Ok(Some(Err(bad)));
-                }
-                if !p.started {
-                    p.start_line = ln;
-                    p.started = true;
-                }
-                parse_tag(trimmed, ln, &mut p);
-                continue;
-            }
-            if trimmed.starts_with('%') {
-                continue;
-            }
-            let mut token = String::new();
-            let mut done: Option<String> = None;
-            for c in line.chars() {
-                if comment {
-                    if c == '}' {
-                        comment = false;
-                    }
-                    continue;
-                }
-                let sep = match c {
-                    '{' => {
-                        comment = true;
-                        true
-                    }
-                    ';' => {
-                        if let Some(r) = flush(&mut token, &mut p, ln) {
-                            done = Some(r);
-                        }
-                        break;
-                    }
-                    '(' => {
-                        var_depth += 1;
-                        true
-                    }
-                    ')' => {
-                        if var_depth == 0 {
-                            p.error.get_or_insert((ln, "')' without '('".into()));
-                        } else {
-                            var_depth -= 1;
-                        }
-                        token.clear();
-                        continue;
-                    }
-                    c if c.is_whitespace() => true,
-                    c => {
-                        if var_depth == 0 {
-                            token.push(c);
-                        }
-                        false
-                    }
-                };
-                if sep {
-                    if var_depth > 0 && c != '(' {
-                        token.clear();
-                    } else if let Some(r) = flush(&mut token, &mut p, ln) {
-                        done = Some(r);
-                        break;
-                    }
-                }
-            }
-            if done.is_none() && var_depth == 0 && !comment {
-                if let Some(r) = flush(&mut token, &mut p, ln) {
-                    done = Some(r);
-                }
-            }
-            if let Some(result) = done {
-                return Ok(Some(self.finish(p, result)));
-            }
-        }
+        Ok(self.0.next_game()?.map(|g| match g {
+            Ok(g) => Ok(RawGame::from_pgn(self.0.file(), g)),
+            Err(e) => Err(Skipped { origin: format!("{}:{}", e.file, e.line), reason: e.message, chunk: false }),
+        }))
     }
-}
-
-fn parse_tag(trimmed: &str, ln: usize, p: &mut Partial) {
-    match vzero_rules::pgn::parse_tag_pair(trimmed) {
-        Ok((name, value)) => p.tags.push((name.to_string(), value)),
-        Err(e) => {
-            p.error.get_or_insert((ln, e));
-        }
-    }
-}
-
-/// Consumes a movetext token; returns the result when it is a result token.
-fn flush(token: &mut String, p: &mut Partial, ln: usize) -> Option<String> {
-    if token.is_empty() {
-        return None;
-    }
-    let t = std::mem::take(token);
-    if matches!(t.as_str(), "1-0" | "0-1" | "1/2-1/2" | "*") {
-        if !p.started {
-            p.start_line = ln;
-        }
-        return Some(t);
-    }
-    if !p.started {
-        p.start_line = ln;
-        p.started = true;
-    }
-    p.in_moves = true;
-    if t.starts_with('$') {
-        return None;
-    }
-    let body: &str = match t.find('.') {
-        Some(i) if i > 0 && t[..i].bytes().all(|b| b.is_ascii_digit()) => t[i..].trim_start_matches('.'),
-        _ if t.bytes().all(|b| b.is_ascii_digit()) => "",
-        _ => &t,
-    };
-    let mv = body.trim_end_matches(['!', '?']);
-    if !mv.is_empty() {
-        p.moves.push(mv.to_string());
-        p.move_lines.push(ln);
-    }
-    None
 }

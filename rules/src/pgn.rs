@@ -3,10 +3,15 @@
 //! variant's start position, and `[Termination "…"]`. Moves are written in UCI notation
 //! (Fairy-Stockfish's: `e2e4`, `a7a8q`, `c8h3+`, `P@e4`, `0000`), which FSF reads back.
 //!
-//! The reader takes any number of games per file: tag pairs, then movetext with move numbers
-//! (`12.`, `12...`), comments (`{…}`, `; …`), NAGs (`$1`) and variations (`(…)`, skipped), ended
-//! by a result token (`1-0`, `0-1`, `1/2-1/2`, `*`). Errors name the file and line. Tag pairs
-//! (`[Name "value"]`, `\"` and `\\` escaped) are read and written by one pair of functions.
+//! One reader for every PGN vzero reads ([`PgnReader`]: arena files, `vzero rate`, openings,
+//! books, imports, analysis): it streams any number of games from a `BufRead`, each with all its
+//! tag pairs in file order, its moves with their lines, its result token and its first line.
+//! Movetext: move numbers (`12.`, `12...`, also glued: `1.e2e4`), comments (`{…}`, `; …`),
+//! `%` escape lines, NAGs (`$1`), `!`/`?` suffixes and variations (`(…)`, skipped), ended by a
+//! result token (`1-0`, `0-1`, `1/2-1/2`, `*`). A malformed game is an error naming `file:line`
+//! and reading resumes with the next game; [`parse_pgn`] and [`read_pgn_file`] are the strict
+//! readers that stop there. Tag pairs (`[Name "value"]`, `\"` and `\\` escaped) are read and
+//! written by one pair of functions.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -15,8 +20,11 @@ use std::path::Path;
 #[derive(Debug, thiserror::Error)]
 #[error("{}", if *.ply == 0 { .error.to_string() } else { format!("move {} ({}): {}", .ply, crate::echo(.text), .error) })]
 pub struct PgnReplayError {
+    /// The ply that does not replay (1 for the first move; 0: the `FEN` tag).
     pub ply: usize,
+    /// The move (or FEN) as written.
     pub text: String,
+    /// Why it does not replay.
     pub error: crate::Error,
 }
 
@@ -35,8 +43,11 @@ pub struct PgnGame {
 #[derive(Debug, thiserror::Error)]
 #[error("{file}:{line}: {message}")]
 pub struct PgnError {
+    /// The file (or the name the text was given).
     pub file: String,
+    /// The line, from 1 (0: the file as a whole).
     pub line: usize,
+    /// What is wrong.
     pub message: String,
 }
 
@@ -131,143 +142,271 @@ fn is_result(t: &str) -> bool {
     matches!(t, "1-0" | "0-1" | "1/2-1/2" | "*")
 }
 
-/// Parses PGN text; `file` names the source in errors.
-pub fn parse_pgn(text: &str, file: &str) -> Result<Vec<PgnGame>, PgnError> {
-    let err = |line: usize, message: String| PgnError { file: file.to_string(), line, message };
-    let mut games = Vec::new();
-    let mut cur = PgnGame::default();
-    let mut in_moves = false;
-    let mut started = false; // anything seen for the current game
-    let mut start_line = 0;
-    let mut comment_depth = false; // inside { }
-    let mut var_depth = 0usize;
-    for (ln0, raw) in text.lines().enumerate() {
-        let ln = ln0 + 1;
-        let line = raw.trim_end_matches('\r');
-        let trimmed = line.trim();
-        if !comment_depth && var_depth == 0 && trimmed.starts_with('[') {
-            if in_moves {
-                return Err(err(ln, format!("tag pair inside movetext (missing result token for the game started on line {start_line})")));
-            }
-            let (name, v) = parse_tag_pair(trimmed).map_err(|e| err(ln, e))?;
-            if !started {
-                start_line = ln;
-            }
-            started = true;
-            cur.tags.push((name.to_string(), v));
-            continue;
+/// A game as [`PgnReader`] reads it: the game, its first line and the line of each move.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PgnGameAt {
+    /// Tags in file order, moves as written (without move numbers, NAGs and `!`/`?`), result.
+    pub game: PgnGame,
+    /// Line (from 1) of the game's first tag pair or movetext token.
+    pub line: usize,
+    /// Line of each move (as long as `game.moves`).
+    pub move_lines: Vec<usize>,
+}
+
+/// The streaming PGN reader: one game at a time from a `BufRead`, with all its tag pairs in
+/// file order, its moves with their lines, its result token and its first line.
+///
+/// A game with a syntax error (a malformed tag pair, `)` without `(`, a result token other than
+/// the `Result` tag's, no result token before the next game's tags or the end of the input, an
+/// unterminated comment or variation) comes as an error naming `file:line`, and reading resumes
+/// with the next game: a lenient caller skips it, a strict one ([`parse_pgn`]) stops.
+pub struct PgnReader<R> {
+    input: R,
+    file: String,
+    /// Lines read so far: the number of the line in `buf`.
+    line_no: usize,
+    /// The current line without its line end; `buf[pos..]` is not read yet.
+    buf: String,
+    pos: usize,
+    /// `buf[pos..]` begins a line or follows a result token: a tag pair or `%` escape may start.
+    fresh: bool,
+    eof: bool,
+}
+
+/// The game being read and the movetext state.
+#[derive(Default)]
+struct Partial {
+    at: PgnGameAt,
+    /// A tag pair or movetext token was seen.
+    started: bool,
+    /// A movetext token was seen: a tag pair now means the result token is missing.
+    in_moves: bool,
+    /// The game's first syntax error (line, message).
+    error: Option<(usize, String)>,
+    token: String,
+    /// Line of the open `{` comment.
+    comment: Option<usize>,
+    var_depth: usize,
+    /// Line of the outermost open `(`.
+    var_line: usize,
+}
+
+impl Partial {
+    fn start(&mut self, ln: usize) {
+        if !self.started {
+            self.started = true;
+            self.at.line = ln;
         }
-        if trimmed.starts_with('%') {
-            continue; // escape line
-        }
-        // movetext
-        let mut chars = line.char_indices().peekable();
-        let mut token = String::new();
-        let flush = |token: &mut String, cur: &mut PgnGame, games: &mut Vec<PgnGame>, started: &mut bool, in_moves: &mut bool| -> Result<(), PgnError> {
-            if token.is_empty() {
-                return Ok(());
-            }
-            let t = std::mem::take(token);
-            if is_result(&t) {
-                cur.result = t;
-                if let Some(tr) = cur.tag("Result") {
-                    if tr != cur.result && tr != "*" {
-                        return Err(err(ln, format!("result token {} differs from the Result tag {tr}", cur.result)));
-                    }
-                }
-                games.push(std::mem::take(cur));
-                *started = false;
-                *in_moves = false;
-                return Ok(());
-            }
-            if t.starts_with('$') {
-                return Ok(());
-            }
-            // move number: digits followed by dots, possibly glued to the move (1.e2e4)
-            let body: &str = match t.find('.') {
-                Some(i) if i > 0 && t[..i].bytes().all(|b| b.is_ascii_digit()) => t[i..].trim_start_matches('.'),
-                _ if t.bytes().all(|b| b.is_ascii_digit()) => "",
-                _ => &t,
-            };
-            let mv = body.trim_end_matches(['!', '?']);
-            if mv.is_empty() {
-                return Ok(());
-            }
-            *started = true;
-            *in_moves = true;
-            cur.moves.push(mv.to_string());
-            Ok(())
-        };
-        while let Some((_, c)) = chars.next() {
-            if comment_depth {
+    }
+
+    /// Reads the movetext `text` of line `ln` up to its end or a result token; the result
+    /// token comes back with the offset just after it.
+    fn scan(&mut self, text: &str, ln: usize) -> Option<(usize, String)> {
+        for (i, c) in text.char_indices() {
+            if self.comment.is_some() {
                 if c == '}' {
-                    comment_depth = false;
+                    self.comment = None;
                 }
                 continue;
             }
+            if !(c.is_whitespace() || matches!(c, '{' | ';' | '(' | ')')) {
+                if self.var_depth == 0 {
+                    self.token.push(c);
+                }
+                continue;
+            }
+            if let Some(result) = self.flush(ln) {
+                return Some((i, result));
+            }
             match c {
-                '{' => {
-                    flush(&mut token, &mut cur, &mut games, &mut started, &mut in_moves)?;
-                    comment_depth = true;
-                }
-                ';' => {
-                    flush(&mut token, &mut cur, &mut games, &mut started, &mut in_moves)?;
-                    break;
-                }
+                '{' => self.comment = Some(ln),
+                ';' => return None,
                 '(' => {
-                    flush(&mut token, &mut cur, &mut games, &mut started, &mut in_moves)?;
-                    var_depth += 1;
-                }
-                ')' => {
-                    if var_depth == 0 {
-                        return Err(err(ln, "')' without '('".into()));
+                    if self.var_depth == 0 {
+                        self.var_line = ln;
                     }
-                    token.clear();
-                    var_depth -= 1;
+                    self.var_depth += 1;
                 }
-                c if c.is_whitespace() => {
-                    if var_depth > 0 {
-                        token.clear();
-                    } else {
-                        if !started && !token.is_empty() {
-                            start_line = ln;
+                ')' if self.var_depth == 0 => {
+                    self.error.get_or_insert((ln, "')' without '('".into()));
+                }
+                ')' => self.var_depth -= 1,
+                _ => {}
+            }
+        }
+        self.flush(ln).map(|r| (text.len(), r))
+    }
+
+    /// Consumes the movetext token read so far; returns it when it is a result token.
+    fn flush(&mut self, ln: usize) -> Option<String> {
+        if self.token.is_empty() {
+            return None;
+        }
+        let t = std::mem::take(&mut self.token);
+        self.start(ln);
+        if is_result(&t) {
+            return Some(t);
+        }
+        self.in_moves = true;
+        if t.starts_with('$') {
+            return None;
+        }
+        // move number: digits followed by dots, possibly glued to the move (1.e2e4, 12...e7e5),
+        // or digits alone; `0000` is the null move
+        let body: &str = match t.find('.') {
+            Some(i) if i > 0 && t[..i].bytes().all(|b| b.is_ascii_digit()) => t[i..].trim_start_matches('.'),
+            _ if t != "0000" && t.bytes().all(|b| b.is_ascii_digit()) => "",
+            _ => &t,
+        };
+        let mv = body.trim_end_matches(['!', '?']);
+        if !mv.is_empty() {
+            self.at.game.moves.push(mv.to_string());
+            self.at.move_lines.push(ln);
+        }
+        None
+    }
+
+    /// The game ended by `result` on line `ln`, or its first error.
+    fn finish(mut self, result: String, ln: usize) -> Result<PgnGameAt, (usize, String)> {
+        if let Some(e) = self.error {
+            return Err(e);
+        }
+        if let Some(t) = self.at.game.tag("Result") {
+            if t != result && t != "*" {
+                return Err((ln, format!("result token {result} differs from the Result tag {t}")));
+            }
+        }
+        self.at.game.result = result;
+        Ok(self.at)
+    }
+
+    /// What the end of the input (after line `last`) makes of the game: nothing, or an error.
+    fn at_eof(self, last: usize) -> Option<(usize, String)> {
+        if self.error.is_some() {
+            self.error
+        } else if let Some(l) = self.comment {
+            Some((l, "unterminated '{' comment".into()))
+        } else if self.var_depth > 0 {
+            Some((self.var_line, "unterminated '(' variation".into()))
+        } else if self.started {
+            Some((last, format!("game starting on line {} has no result token (1-0, 0-1, 1/2-1/2 or *)", self.at.line)))
+        } else {
+            None
+        }
+    }
+}
+
+impl<R: std::io::BufRead> PgnReader<R> {
+    /// A reader of `input`; `file` names it in errors.
+    pub fn new(input: R, file: impl Into<String>) -> Self {
+        PgnReader { input, file: file.into(), line_no: 0, buf: String::new(), pos: 0, fresh: true, eof: false }
+    }
+
+    /// The name given to [`PgnReader::new`].
+    pub fn file(&self) -> &str {
+        &self.file
+    }
+
+    fn error(&self, line: usize, message: String) -> PgnError {
+        PgnError { file: self.file.clone(), line, message }
+    }
+
+    /// Reads the next line into `buf`; `false` at the end of the input.
+    fn fill(&mut self) -> Result<bool, PgnError> {
+        if self.eof {
+            return Ok(false);
+        }
+        self.buf.clear();
+        self.pos = 0;
+        let n = match self.input.read_line(&mut self.buf) {
+            Ok(n) => n,
+            Err(e) => {
+                self.eof = true;
+                return Err(self.error(self.line_no + 1, e.to_string()));
+            }
+        };
+        if n == 0 {
+            self.eof = true;
+            return Ok(false);
+        }
+        self.line_no += 1;
+        self.buf.truncate(self.buf.trim_end_matches(['\n', '\r']).len());
+        if self.line_no == 1 && self.buf.starts_with('\u{feff}') {
+            self.pos = '\u{feff}'.len_utf8();
+        }
+        self.fresh = true;
+        Ok(true)
+    }
+
+    /// The next game: `Ok(None)` at the end of the input, `Ok(Some(Err(_)))` a game with a
+    /// syntax error (reading goes on with the next game), `Err(_)` the input cannot be read
+    /// (reading stops).
+    pub fn next_game(&mut self) -> Result<Option<Result<PgnGameAt, PgnError>>, PgnError> {
+        let mut p = Partial::default();
+        loop {
+            if self.pos >= self.buf.len() && !self.fill()? {
+                return Ok(p.at_eof(self.line_no).map(|(line, message)| Err(self.error(line, message))));
+            }
+            let ln = self.line_no;
+            let rest = &self.buf[self.pos..];
+            if std::mem::take(&mut self.fresh) && p.comment.is_none() && p.var_depth == 0 {
+                let trimmed = rest.trim();
+                if trimmed.starts_with('[') {
+                    if p.in_moves {
+                        // This line starts the next game: leave it unread.
+                        self.fresh = true;
+                        let missing = format!("missing result token (1-0, 0-1, 1/2-1/2 or *) before the next game's tags on line {ln}");
+                        let (line, message) = p.error.unwrap_or((p.at.line, missing));
+                        return Ok(Some(Err(self.error(line, message))));
+                    }
+                    p.start(ln);
+                    match parse_tag_pair(trimmed) {
+                        Ok((name, value)) => p.at.game.tags.push((name.to_string(), value)),
+                        Err(e) => {
+                            p.error.get_or_insert((ln, e));
                         }
-                        flush(&mut token, &mut cur, &mut games, &mut started, &mut in_moves)?;
                     }
+                    self.pos = self.buf.len();
+                    continue;
                 }
-                c => {
-                    if var_depth == 0 {
-                        token.push(c);
-                    }
+                if trimmed.starts_with('%') {
+                    self.pos = self.buf.len();
+                    continue;
+                }
+            }
+            match p.scan(rest, ln) {
+                None => self.pos = self.buf.len(),
+                Some((end, result)) => {
+                    self.pos += end;
+                    self.fresh = true;
+                    return Ok(Some(p.finish(result, ln).map_err(|(line, message)| self.error(line, message))));
                 }
             }
         }
-        if var_depth == 0 {
-            if !started && !token.is_empty() {
-                start_line = ln;
-            }
-            flush(&mut token, &mut cur, &mut games, &mut started, &mut in_moves)?;
-        }
     }
-    let last = text.lines().count();
-    if comment_depth {
-        return Err(err(last, "unterminated '{' comment".into()));
-    }
-    if var_depth > 0 {
-        return Err(err(last, "unterminated '(' variation".into()));
-    }
-    if started {
-        return Err(err(last, format!("game starting on line {start_line} has no result token (1-0, 0-1, 1/2-1/2 or *)")));
+}
+
+/// Every game of `reader`, stopping at the first error.
+fn read_all<R: std::io::BufRead>(mut reader: PgnReader<R>) -> Result<Vec<PgnGame>, PgnError> {
+    let mut games = Vec::new();
+    while let Some(g) = reader.next_game()? {
+        games.push(g?.game);
     }
     Ok(games)
 }
 
-/// Reads every game of a PGN file (an unreadable file is an error on its line 0).
+/// Parses PGN text, strictly: the first malformed game is the error; `file` names the source.
+pub fn parse_pgn(text: &str, file: &str) -> Result<Vec<PgnGame>, PgnError> {
+    read_all(PgnReader::new(text.as_bytes(), file))
+}
+
+/// Reads every game of a PGN file, strictly (an unreadable file is an error on its line 0).
 pub fn read_pgn_file(path: &Path) -> Result<Vec<PgnGame>, PgnError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| PgnError { file: file.clone(), line: 0, message: e.to_string() })?;
-    parse_pgn(&text, &file)
+    let input = std::fs::File::open(path).map_err(|e| PgnError { file: file.clone(), line: 0, message: e.to_string() })?;
+    read_all(PgnReader::new(std::io::BufReader::new(input), file))
 }
+
 /// Parses one tag-pair line (`[Name "value"]`, already trimmed) into its name and unescaped
 /// value (`\"` and `\\`). The error says what is wrong, for the caller to place (file, line).
 pub fn parse_tag_pair(trimmed: &str) -> Result<(&str, String), String> {
@@ -315,6 +454,199 @@ mod tests {
         assert_eq!(parse_tag_pair("[Event]"), Err("malformed tag pair '[Event]'".to_string()));
         assert_eq!(parse_tag_pair("[Event \"x\""), Err("malformed tag pair '[Event \"x\"'".to_string()));
         assert_eq!(parse_tag_pair("[Event x]"), Err("tag Event: value must be in double quotes".to_string()));
+    }
+
+    /// Every game of `text`, leniently: errors as `line: message`.
+    fn lenient(text: &str) -> Vec<Result<PgnGameAt, String>> {
+        let mut r = PgnReader::new(text.as_bytes(), "x.pgn");
+        let mut out = Vec::new();
+        while let Some(g) = r.next_game().unwrap() {
+            out.push(g.map_err(|e| {
+                assert_eq!(e.file, "x.pgn");
+                format!("{}: {}", e.line, e.message)
+            }));
+        }
+        assert!(r.next_game().unwrap().is_none(), "the end stays the end");
+        out
+    }
+
+    fn ok(g: &Result<PgnGameAt, String>) -> &PgnGameAt {
+        g.as_ref().unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn sample(i: usize) -> PgnGame {
+        let result = ["1-0", "0-1", "1/2-1/2", "*"][i % 4];
+        let mut g = PgnGame::default();
+        g.set_tag("Event", format!("match \"{i}\" with a \\ backslash"));
+        g.set_tag("Site", "[brackets] {braces} (parens) ; semicolon % 1-0");
+        g.set_tag("White", format!("gen-{i:06}"));
+        g.set_tag("Black", if i.is_multiple_of(3) { String::new() } else { "\\\"".to_string() });
+        g.set_tag("Result", result);
+        g.moves = (0..i % 60).map(|k| ["e2e4", "e7e5", "a7a8q", "P@e4", "c8h3+", "0000"][k % 6].to_string()).collect();
+        g.result = result.to_string();
+        g
+    }
+
+    #[test]
+    fn written_games_read_back_with_their_lines() {
+        let mut text = String::new();
+        let mut starts = Vec::new();
+        let games: Vec<PgnGame> = (0..300).map(sample).collect();
+        for (i, g) in games.iter().enumerate() {
+            starts.push(text.lines().count() + 1);
+            text.push_str(&g.to_pgn(1 + i as u32 % 3, i % 2 == 1));
+        }
+        let read = lenient(&text);
+        assert_eq!(read.len(), games.len());
+        let lines: Vec<&str> = text.lines().collect();
+        for ((r, g), start) in read.iter().zip(&games).zip(&starts) {
+            let r = ok(r);
+            assert_eq!((&r.game, r.line), (g, *start));
+            assert_eq!(r.move_lines.len(), g.moves.len());
+            for (m, &l) in g.moves.iter().zip(&r.move_lines) {
+                assert!(lines[l - 1].split_whitespace().any(|t| t == m), "{m} not on line {l}: {}", lines[l - 1]);
+            }
+        }
+        assert_eq!(parse_pgn(&text, "x.pgn").unwrap(), games);
+        let dir = std::env::temp_dir().join(format!("vzero-rules-pgn-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("games.pgn");
+        std::fs::write(&path, &text).unwrap();
+        assert_eq!(read_pgn_file(&path).unwrap(), games);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    const MOVETEXT: &str = "\u{feff}[White \"a\"]
+[Result \"0-1\"]
+% an escape line
+1.e2e4 {a comment
+[Event \"not a tag\"] 1-0 (over lines} e7e5!? $14 (1... d7d5 (1... c7c5 {x)} 2. g1f3) 2. d2d4)
+2. g1f3? ; 1-0 rest of the line
+2...b8c6 3. 0-1 * 4. a2a3
+(4. b2b3) 1-0
+";
+
+    fn check_movetext(text: &str) {
+        let read = lenient(text);
+        assert_eq!(read.len(), 3, "{read:?}");
+        let g = ok(&read[0]);
+        assert_eq!(g.game.tags, [("White".to_string(), "a".to_string()), ("Result".to_string(), "0-1".to_string())]);
+        assert_eq!(g.game.moves, ["e2e4", "e7e5", "g1f3", "b8c6"]);
+        assert_eq!((g.line, g.move_lines.as_slice(), g.game.result.as_str()), (1, &[4, 5, 6, 7][..], "0-1"));
+        // a result token mid-line: the rest of the line is the next games
+        let g = ok(&read[1]);
+        assert_eq!((g.line, g.game.tags.len(), g.game.moves.len(), g.game.result.as_str()), (7, 0, 0, "*"));
+        let g = ok(&read[2]);
+        assert_eq!((g.line, g.game.moves.as_slice(), g.move_lines.as_slice(), g.game.result.as_str()), (7, &["a2a3".to_string()][..], &[7][..], "1-0"));
+    }
+
+    #[test]
+    fn comments_nags_variations_and_move_numbers_are_not_moves() {
+        check_movetext(MOVETEXT);
+    }
+
+    #[test]
+    fn crlf_reads_as_lf() {
+        check_movetext(&MOVETEXT.replace('\n', "\r\n"));
+        assert_eq!(parse_pgn(&MOVETEXT.replace('\n', "\r\n"), "x.pgn").unwrap(), parse_pgn(MOVETEXT, "x.pgn").unwrap());
+    }
+
+    const BROKEN: &str = "[Event \"good\"]
+1. e2e4 1-0
+
+[Event \"bad tag\"]
+[Black b]
+1. e2e4 0-1
+[Event \"no result\"]
+1. e2e4 e7e5
+[Event \"paren\"]
+1. e2e4 ) e7e5 *
+[Event \"mismatch\"]
+[Result \"1-0\"]
+1. e2e4
+0-1
+[Event \"last\"]
+1. d2d4 1/2-1/2
+";
+
+    #[test]
+    fn a_malformed_game_is_an_error_at_its_line_and_reading_resumes() {
+        let read = lenient(BROKEN);
+        let errors: Vec<&str> = read.iter().filter_map(|g| g.as_ref().err().map(String::as_str)).collect();
+        assert_eq!(
+            errors,
+            [
+                "5: tag Black: value must be in double quotes",
+                "7: missing result token (1-0, 0-1, 1/2-1/2 or *) before the next game's tags on line 9",
+                "10: ')' without '('",
+                "14: result token 0-1 differs from the Result tag 1-0",
+            ]
+        );
+        assert_eq!(read.len(), 6);
+        assert_eq!((ok(&read[0]).line, ok(&read[0]).game.tag("Event")), (1, Some("good")));
+        let last = ok(&read[5]);
+        assert_eq!((last.line, last.game.tag("Event"), last.game.moves.as_slice()), (15, Some("last"), &["d2d4".to_string()][..]));
+        // the strict reader stops at the first
+        assert_eq!(parse_pgn(BROKEN, "x.pgn").unwrap_err().to_string(), "x.pgn:5: tag Black: value must be in double quotes");
+    }
+
+    #[test]
+    fn the_end_of_the_input_ends_an_unfinished_game_with_an_error() {
+        assert_eq!(lenient("[White \"a\"]\n\n1. e2e4 e7e5\n"), [Err("3: game starting on line 1 has no result token (1-0, 0-1, 1/2-1/2 or *)".to_string())]);
+        assert_eq!(lenient("1. e2e4 *\n\n1. d2d4"), [Ok(PgnGameAt { game: PgnGame { moves: vec!["e2e4".into()], result: "*".into(), ..Default::default() }, line: 1, move_lines: vec![1] }), Err("3: game starting on line 3 has no result token (1-0, 0-1, 1/2-1/2 or *)".to_string())]);
+        assert_eq!(lenient("1. e2e4 {oops\n1-0\n"), [Err("1: unterminated '{' comment".to_string())]);
+        assert_eq!(lenient("[A \"1\"]\n1. e2e4\n(1. d2d4 (1. c2c4) 1-0\n"), [Err("3: unterminated '(' variation".to_string())]);
+        assert_eq!(lenient("\n{ a comment, no game }\n\n"), []);
+        let e = parse_pgn("[White \"a\"]\n\n1. e2e4 e7e5\n", "bad.pgn").unwrap_err().to_string();
+        assert_eq!(e, "bad.pgn:3: game starting on line 1 has no result token (1-0, 0-1, 1/2-1/2 or *)");
+    }
+
+    #[test]
+    fn unreadable_input_stops_the_reader() {
+        let mut r = PgnReader::new(&b"[A \"x\"]\n1. e2e4 *\n\xff\xfe\n1. d2d4 *\n"[..], "x.pgn");
+        assert_eq!(r.next_game().unwrap().unwrap().unwrap().game.moves, ["e2e4"]);
+        let e = r.next_game().unwrap_err();
+        assert_eq!((e.file.as_str(), e.line), ("x.pgn", 3));
+        assert!(r.next_game().unwrap().is_none());
+        let e = read_pgn_file(Path::new("/nonexistent/vzero.pgn")).unwrap_err();
+        assert_eq!((e.file.as_str(), e.line), ("/nonexistent/vzero.pgn", 0));
+    }
+
+    /// `games` copies of one game, generated as they are read (never the whole text at once).
+    struct Games {
+        game: &'static [u8],
+        left: usize,
+        at: usize,
+    }
+
+    impl std::io::Read for Games {
+        fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+            if self.left == 0 {
+                return Ok(0);
+            }
+            let n = out.len().min(self.game.len() - self.at);
+            out[..n].copy_from_slice(&self.game[self.at..self.at + n]);
+            self.at += n;
+            if self.at == self.game.len() {
+                (self.at, self.left) = (0, self.left - 1);
+            }
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_large_input_streams() {
+        const GAME: &str = "[Event \"big\"]\r\n[Result \"1-0\"]\r\n\r\n1. e2e4 e7e5 {c} 2. g1f3 1-0\r\n\r\n";
+        let n = 200_000; // 13 MB
+        let mut r = PgnReader::new(std::io::BufReader::new(Games { game: GAME.as_bytes(), left: n, at: 0 }), "big.pgn");
+        let mut count = 0;
+        while let Some(g) = r.next_game().unwrap() {
+            let g = g.unwrap();
+            assert_eq!((g.line, g.move_lines.as_slice()), (5 * count + 1, &[5 * count + 4; 3][..]));
+            assert_eq!((g.game.moves.len(), g.game.result.as_str()), (3, "1-0"));
+            count += 1;
+        }
+        assert_eq!(count, n);
     }
 }
 

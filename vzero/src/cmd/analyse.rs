@@ -53,27 +53,16 @@ pub struct AnalyseArgs {
     pub no_progress: bool,
 }
 
-/// A game read from the file: its tags, as written, and the replayed moves.
+/// A game read from the file: its result token as written and the replayed game (with the
+/// file's tags in `game.raw.tags`).
 struct ReadGame {
-    tags: Vec<(String, String)>,
     result: String,
     game: ReplayedGame,
 }
 
-/// The tag pairs of the game starting at line `origin` (`file:line`) of `text`.
-fn tags_at(text: &str, origin: &str) -> Vec<(String, String)> {
-    let Some(line) = origin.rsplit(':').next().and_then(|n| n.parse::<usize>().ok()) else { return Vec::new() };
-    text.lines()
-        .skip(line.saturating_sub(1))
-        .map(str::trim)
-        .take_while(|l| l.starts_with('['))
-        .filter_map(|l| vzero_rules::pgn::parse_tag_pair(l).ok().map(|(k, v)| (k.to_string(), v)))
-        .collect()
-}
-
 fn read_games(path: &std::path::Path, variant: Variant) -> Result<(Vec<ReadGame>, Vec<Skipped>)> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let mut reader = PgnReader::new(text.as_bytes(), path.display().to_string());
+    let file = std::fs::File::open(path).with_context(|| format!("reading {}", path.display()))?;
+    let mut reader = PgnReader::new(std::io::BufReader::new(file), path.display().to_string());
     let (mut games, mut skipped) = (Vec::new(), Vec::new());
     while let Some(g) = reader.next_game()? {
         match g {
@@ -82,9 +71,8 @@ fn read_games(path: &std::path::Path, variant: Variant) -> Result<(Vec<ReadGame>
                 let result = raw.result.clone();
                 // Unfinished games are analysed too: replay checks results, so give it one.
                 let raw = if result == "*" { RawGame { result: "1/2-1/2".into(), ..raw } } else { raw };
-                let tags = tags_at(&text, &raw.origin);
                 match replay(raw, variant) {
-                    Ok(game) => games.push(ReadGame { tags, result, game }),
+                    Ok(game) => games.push(ReadGame { result, game }),
                     Err(s) => skipped.push(s),
                 }
             }
@@ -145,7 +133,7 @@ pub fn analyse(a: AnalyseArgs) -> Result<()> {
     let mut pgn = String::new();
     let mut csv = String::from(CSV_HEADER);
     for (i, (g, an)) in games.iter().zip(&analyses).enumerate() {
-        let mut tags = g.tags.clone();
+        let mut tags = g.game.raw.tags.clone();
         match tags.iter_mut().find(|(k, _)| k == "Annotator") {
             Some(t) => t.1 = annotator.clone(),
             None => tags.push(("Annotator".into(), annotator.clone())),
