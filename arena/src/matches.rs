@@ -4,8 +4,7 @@
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::mpsc::channel;
+use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
 
 use anyhow::{anyhow, bail, Context, Result};
 use rand::rngs::StdRng;
@@ -291,6 +290,48 @@ pub fn write_pgn(out: &mut impl Write, p: &PgnGame, start: &Position) -> std::io
     out.write_all(p.to_pgn(start.fullmove_number(), start.side_to_move() == Color::Black).as_bytes())
 }
 
+/// The queue of game indices the match threads take from: handed out in order, kept topped up
+/// by the collecting thread with at most one waiting per thread (so a large `--games` cut short
+/// by SPRT costs no memory). Closing it ends each thread after the game it is playing.
+struct GameQueue {
+    tx: Option<Sender<u32>>,
+    rx: Receiver<u32>,
+    next: u32,
+    games: u32,
+}
+
+impl GameQueue {
+    fn new(games: u32, threads: usize) -> GameQueue {
+        let (tx, rx) = bounded(threads.max(1));
+        let mut q = GameQueue { tx: Some(tx), rx, next: 0, games };
+        q.top_up();
+        q
+    }
+
+    /// Queues the next games while there is room; closes the queue after the last one.
+    fn top_up(&mut self) {
+        if let Some(tx) = &self.tx {
+            while self.next < self.games && tx.try_send(self.next).is_ok() {
+                self.next += 1;
+            }
+            if self.next >= self.games {
+                self.tx = None;
+            }
+        }
+    }
+
+    /// No more games: the queue is closed and what it holds dropped.
+    fn close(&mut self) {
+        self.tx = None;
+        drain(&self.rx);
+    }
+}
+
+/// Drops the games waiting in a queue (a thread that cannot play stops the others this way).
+fn drain(games: &Receiver<u32>) {
+    while games.try_recv().is_ok() {}
+}
+
 /// Runs a match of A against B.
 pub fn run_match(a: &PlayerSpec, b: &PlayerSpec, cfg: &MatchConfig) -> Result<MatchReport> {
     if cfg.games == 0 {
@@ -308,8 +349,7 @@ pub fn run_match(a: &PlayerSpec, b: &PlayerSpec, cfg: &MatchConfig) -> Result<Ma
         None => None,
     };
     let threads = cfg.concurrency.clamp(1, cfg.games as usize);
-    let next = AtomicU32::new(0);
-    let stop = AtomicBool::new(false);
+    let mut queue = GameQueue::new(cfg.games, threads);
     let bar = if cfg.progress { indicatif::ProgressBar::new(cfg.games as u64) } else { indicatif::ProgressBar::hidden() };
     bar.set_style(
         indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} games  {msg}  [{elapsed_precise} < {eta}]")
@@ -317,12 +357,12 @@ pub fn run_match(a: &PlayerSpec, b: &PlayerSpec, cfg: &MatchConfig) -> Result<Ma
     );
     let mut report = MatchReport { a: name_a.clone(), b: name_b.clone(), stats: MatchStats::default(), sprt: None, games: Vec::new() };
     let mut first_of_pair: HashMap<u32, f64> = HashMap::new();
-    let (tx, rx) = channel::<Result<GameOutcome>>();
+    let (tx, rx) = unbounded::<Result<GameOutcome>>();
     let mut failure: Option<anyhow::Error> = None;
     std::thread::scope(|scope| {
         for w in 0..threads {
             let tx = tx.clone();
-            let (next, stop) = (&next, &stop);
+            let games = queue.rx.clone();
             let (name_a, name_b) = (name_a.clone(), name_b.clone());
             scope.spawn(move || {
                 let seed = cfg.seed ^ ((w as u64 + 1) << 32);
@@ -330,19 +370,12 @@ pub fn run_match(a: &PlayerSpec, b: &PlayerSpec, cfg: &MatchConfig) -> Result<Ma
                 let (mut pa, mut pb) = match players {
                     Ok(p) => p,
                     Err(e) => {
-                        stop.store(true, Ordering::SeqCst);
+                        drain(&games);
                         let _ = tx.send(Err(e));
                         return;
                     }
                 };
-                loop {
-                    if stop.load(Ordering::SeqCst) {
-                        break;
-                    }
-                    let i = next.fetch_add(1, Ordering::SeqCst);
-                    if i >= cfg.games {
-                        break;
-                    }
+                for i in games.iter() {
                     let a_white = i % 2 == 0;
                     let opening = opening_for(cfg, i / 2);
                     let started = pa.new_game().and_then(|_| pb.new_game());
@@ -375,14 +408,16 @@ pub fn run_match(a: &PlayerSpec, b: &PlayerSpec, cfg: &MatchConfig) -> Result<Ma
                 Ok(g) => g,
                 Err(e) => {
                     failure.get_or_insert(e);
+                    queue.close();
                     continue;
                 }
             };
+            queue.top_up();
             if let Some(out) = pgn_out.as_mut() {
                 let start = opening_start(&g, cfg);
                 if let Err(e) = write_pgn(out, &g.pgn, &start).and_then(|_| out.flush()) {
                     failure.get_or_insert(anyhow!("writing PGN: {e}"));
-                    stop.store(true, Ordering::SeqCst);
+                    queue.close();
                 }
             }
             let sa = g.a_score();
@@ -397,7 +432,7 @@ pub fn run_match(a: &PlayerSpec, b: &PlayerSpec, cfg: &MatchConfig) -> Result<Ma
                 let d = report.stats.sprt(c);
                 report.sprt = Some((d, report.stats.llr(c)));
                 if d != SprtDecision::Continue {
-                    stop.store(true, Ordering::SeqCst);
+                    queue.close();
                 }
             }
             let s = &report.stats;
@@ -419,5 +454,49 @@ fn opening_start(g: &GameOutcome, cfg: &MatchConfig) -> Position {
     match g.pgn.tag("FEN") {
         Some(f) => Position::from_fen(cfg.variant, f).unwrap_or_else(|_| Position::startpos(cfg.variant)),
         None => Position::startpos(cfg.variant),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_game_queue_hands_out_every_game_in_order_and_closes() {
+        let mut q = GameQueue::new(5, 2);
+        let rx = q.rx.clone();
+        let mut got = Vec::new();
+        // a thread takes what is queued; the collector tops up after each result
+        while let Ok(i) = rx.try_recv() {
+            got.push(i);
+            q.top_up();
+        }
+        assert_eq!(got, [0, 1, 2, 3, 4]);
+        assert!(q.tx.is_none(), "closed after the last game");
+        assert!(rx.recv().is_err(), "a thread sees the end");
+        // closing drops what waits
+        let mut q = GameQueue::new(10, 3);
+        assert_eq!(q.rx.len(), 3);
+        q.close();
+        assert!(q.rx.recv().is_err());
+    }
+
+    #[test]
+    fn sprt_ends_a_match_of_four_billion_games_and_a_player_that_cannot_start_fails_it() {
+        let v = Variant::builtin("empire").unwrap();
+        let mut cfg = MatchConfig::new(v);
+        cfg.games = u32::MAX;
+        cfg.concurrency = 3;
+        cfg.seed = 7;
+        cfg.sprt = Some(SprtConfig::parse("0,50,0.05,0.05").unwrap());
+        let r = run_match(&PlayerSpec::Greedy, &PlayerSpec::Random, &cfg).unwrap();
+        assert_eq!(r.sprt.map(|s| s.0), Some(SprtDecision::H1));
+        assert!(r.stats.games() < 200, "{:?}", r.stats);
+        let indices: Vec<u32> = r.games.iter().map(|g| g.index).collect();
+        assert_eq!(indices, (0..indices.len() as u32).collect::<Vec<_>>(), "no game skipped");
+        let missing = PlayerSpec::parse("net:/nonexistent/vzero-match-test.json").unwrap();
+        cfg.games = 1000;
+        cfg.sprt = None;
+        assert!(run_match(&missing, &PlayerSpec::Random, &cfg).is_err());
     }
 }
