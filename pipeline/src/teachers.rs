@@ -14,12 +14,13 @@
 
 use std::collections::HashSet;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
+use crossbeam_channel::{bounded, Receiver, Sender, TryRecvError};
 use serde::{Deserialize, Serialize};
 use vzero_arena::PlayerSpec;
 use vzero_data::{Chunk, RunDir, Source};
@@ -216,8 +217,14 @@ impl TeacherStats {
 }
 
 /// Running teacher workers; stopped (and joined, briefly) by [`Teachers::stop`] or on drop.
+///
+/// Two channels that carry no message, only their closing: dropping `stop` (the only sender)
+/// tells every worker to stop, waking one that is pausing; each worker holds a sender of
+/// `done`, dropped when its thread ends, so [`Teachers::stop`] waits on `done` until all have
+/// ended (or its time is up) instead of polling the threads.
 pub struct Teachers {
-    stop: Arc<AtomicBool>,
+    stop: Option<Sender<()>>,
+    done: Receiver<()>,
     handles: Vec<JoinHandle<()>>,
     /// The workers' counters.
     pub stats: Arc<TeacherStats>,
@@ -229,7 +236,8 @@ impl Teachers {
     pub fn start(run: &RunDir, variant: Variant, cfg: &TeacherConfig) -> Result<Teachers> {
         cfg.validate()?;
         let Chosen { choice: teacher, notes, engine } = cfg.choose(variant);
-        let stop = Arc::new(AtomicBool::new(false));
+        let (stop, stopped) = bounded::<()>(0);
+        let (done_tx, done) = bounded::<()>(0);
         let stats = Arc::new(TeacherStats {
             teacher: teacher.clone(),
             engine,
@@ -240,15 +248,24 @@ impl Teachers {
             warnings: Mutex::new(notes),
         });
         let taken = Arc::new(Mutex::new(HashSet::new()));
-        let Choice::Teach(spec) = teacher else { return Ok(Teachers { stop, handles: Vec::new(), stats }) };
+        let Choice::Teach(spec) = teacher else { return Ok(Teachers { stop: Some(stop), done, handles: Vec::new(), stats }) };
         let cfg = TeacherConfig { spec, fallback: None, ..cfg.clone() };
         let handles = (0..cfg.workers)
             .map(|i| {
-                let w = Worker { run: run.clone(), variant, cfg: cfg.clone(), stop: stop.clone(), stats: stats.clone(), taken: taken.clone(), index: i };
+                let w = Worker {
+                    run: run.clone(),
+                    variant,
+                    cfg: cfg.clone(),
+                    stop: stopped.clone(),
+                    _done: done_tx.clone(),
+                    stats: stats.clone(),
+                    taken: taken.clone(),
+                    index: i,
+                };
                 std::thread::Builder::new().name(format!("teacher-{i}")).spawn(move || w.run()).context("starting a teacher thread")
             })
             .collect::<Result<Vec<_>>>()?;
-        Ok(Teachers { stop, handles, stats })
+        Ok(Teachers { stop: Some(stop), done, handles, stats })
     }
 
     /// Asks the workers to stop and waits for them up to `wait` (a worker inside a slow teacher
@@ -260,11 +277,13 @@ impl Teachers {
     }
 
     fn halt(&mut self, wait: Duration) {
-        self.stop.store(true, Ordering::Relaxed);
-        let deadline = Instant::now() + wait;
-        while Instant::now() < deadline && self.handles.iter().any(|h| !h.is_finished()) {
-            std::thread::sleep(Duration::from_millis(20));
+        self.stop = None;
+        if self.handles.is_empty() {
+            return;
         }
+        // Err(Disconnected): every worker has ended; Err(Timeout): the time is up (no worker
+        // ever sends, so Ok does not happen).
+        let _ = self.done.recv_deadline(Instant::now() + wait);
         for h in self.handles.drain(..) {
             if h.is_finished() {
                 let _ = h.join();
@@ -284,7 +303,10 @@ struct Worker {
     run: RunDir,
     variant: Variant,
     cfg: TeacherConfig,
-    stop: Arc<AtomicBool>,
+    /// Closed when the workers are to stop (nothing is ever sent).
+    stop: Receiver<()>,
+    /// Dropped with the worker when its thread ends (see [`Teachers`]).
+    _done: Sender<()>,
     stats: Arc<TeacherStats>,
     /// Chunks a worker has looked at (self-play chunks it took, and the others).
     taken: Arc<Mutex<HashSet<PathBuf>>>,
@@ -296,7 +318,7 @@ impl Worker {
         // failed batches in a row: the pause doubles with each (up to a minute), so a teacher
         // that cannot start costs a warning a minute, not a busy loop
         let mut failed = 0u32;
-        while !self.stop.load(Ordering::Relaxed) {
+        while !self.stopped() {
             let outcome = self.next_chunk().context("listing the run's chunks").and_then(|c| match c {
                 Some((path, chunk)) => self.label(&path, &chunk).map(|()| true),
                 None => Ok(false),
@@ -315,12 +337,16 @@ impl Worker {
         }
     }
 
-    /// Sleeps `factor · poll_seconds`, waking early when asked to stop.
+    /// Whether the workers are asked to stop.
+    fn stopped(&self) -> bool {
+        self.stop.try_recv() == Err(TryRecvError::Disconnected)
+    }
+
+    /// Sleeps `factor · poll_seconds`, waking at once when asked to stop. (The pause itself is a
+    /// timed poll: new self-play chunks are files, written by other threads and processes alike.)
     fn pause(&self, factor: f64) {
-        let until = Instant::now() + Duration::from_secs_f64(self.cfg.poll_seconds * factor);
-        while Instant::now() < until && !self.stop.load(Ordering::Relaxed) {
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        // Err(Timeout): the pause is over; Err(Disconnected): stop (nothing is ever sent)
+        let _ = self.stop.recv_timeout(Duration::from_secs_f64(self.cfg.poll_seconds * factor));
     }
 
     /// The newest self-play chunk no worker has taken yet (taking it), opened.
