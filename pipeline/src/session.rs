@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
+use crossbeam_channel::{select, unbounded, Receiver, Sender};
 use vzero_arena::gauntlet::{read_elo_csv, GauntletSummary};
 use vzero_arena::run_gauntlet;
 use vzero_data::heartbeat::BEAT_PERIOD;
@@ -179,8 +180,15 @@ impl Session {
         self.cfg.device.parse::<DeviceChoice>().map_err(anyhow::Error::msg)?.resolve().map_err(Into::into)
     }
 
-    /// Starts `n` self-play worker threads.
-    fn spawn_workers(&self, n: usize, stop: &Arc<AtomicBool>, stats: &Arc<Stats>, max_games: Option<u64>) -> Result<Vec<std::thread::JoinHandle<Result<()>>>> {
+    /// Starts `n` self-play worker threads; each sends on `finished` when it ends.
+    fn spawn_workers(
+        &self,
+        n: usize,
+        stop: &Arc<AtomicBool>,
+        stats: &Arc<Stats>,
+        max_games: Option<u64>,
+        finished: &Sender<()>,
+    ) -> Result<Vec<std::thread::JoinHandle<Result<()>>>> {
         let device = self.device()?;
         let host = std::process::id();
         (0..n)
@@ -196,9 +204,13 @@ impl Session {
                     name: format!("p{host}w{i}"),
                     seed: rand_seed(i),
                 };
+                let finished = Finished(finished.clone());
                 std::thread::Builder::new()
                     .name(format!("selfplay-{i}"))
-                    .spawn(move || run_worker(ctx))
+                    .spawn(move || {
+                        let _finished = finished;
+                        run_worker(ctx)
+                    })
                     .map_err(|e| anyhow::anyhow!("starting a self-play thread: {e}"))
             })
             .collect()
@@ -244,7 +256,8 @@ impl Session {
         if n != cfg.selfplay.workers {
             on(Event::Note(&format!("self-play: {n} worker(s) beside the teacher ([teacher] selfplay_workers; [selfplay] workers = {} without it)", cfg.selfplay.workers)));
         }
-        let workers = self.spawn_workers(n, &stop, &stats, limits.games)?;
+        let (finished_tx, finished) = unbounded();
+        let workers = self.spawn_workers(n, &stop, &stats, limits.games, &finished_tx)?;
         // self-play figures, then the teachers'
         let played = || match &teachers {
             Some(t) => format!("{} | {}", selfplay_line(&stats), t.stats.line()),
@@ -296,6 +309,8 @@ impl Session {
                 warnings(&mut *on);
                 on(Event::Progress(&format!("{} | {}", played(), last_learn)));
             };
+            // a chunk written from here on is news to the learner's next look at the data
+            stats.chunk_written.clear();
             let summary = match learner.run(&keep_going, &mut progress) {
                 Ok(s) => s,
                 Err(e) => {
@@ -326,7 +341,9 @@ impl Session {
             } else if summary.stop == StopReason::NeedData && !switch_due(learner.generation()) {
                 warnings(&mut *on);
                 on(Event::Progress(&format!("{} | {} (waiting for data)", played(), last_learn)));
-                std::thread::sleep(Duration::from_millis(500));
+                // Until a worker here writes a chunk or ends; at most 500 ms, as chunks also come
+                // from the teachers and from self-play in other processes (files, no signal).
+                wait_for_workers(&stats, &finished, Duration::from_millis(500));
             }
         }
         stop.store(true, Ordering::Relaxed);
@@ -371,12 +388,20 @@ impl Session {
         let start = Instant::now();
         let stop = Arc::new(AtomicBool::new(false));
         let stats = Arc::new(Stats::default());
-        let workers = self.spawn_workers(self.cfg.selfplay.workers, &stop, &stats, limits.games)?;
+        let (finished_tx, finished) = unbounded();
+        let workers = self.spawn_workers(self.cfg.selfplay.workers, &stop, &stats, limits.games, &finished_tx)?;
+        drop(finished_tx);
         self.store_config()?;
         let _heartbeat = heartbeat(&self.run, "selfplay", Some(stats.clone()), None, on);
-        while limits.minutes.is_none_or(|m| start.elapsed().as_secs_f64() < m * 60.0) && !workers.iter().all(|w| w.is_finished()) {
+        let time_left = || limits.minutes.map(|m| Duration::from_secs_f64(m * 60.0).saturating_sub(start.elapsed()));
+        let mut running = workers.len();
+        while running > 0 && time_left() != Some(Duration::ZERO) {
             on(Event::Progress(&selfplay_line(&stats)));
-            std::thread::sleep(Duration::from_millis(250));
+            // The progress line every 250 ms; woken early by a worker's end or the time limit.
+            let wait = time_left().map_or(Duration::from_millis(250), |t| t.min(Duration::from_millis(250)));
+            if finished.recv_timeout(wait).is_ok() {
+                running -= 1;
+            }
         }
         stop.store(true, Ordering::Relaxed);
         join(workers)?;
@@ -487,6 +512,26 @@ fn heartbeat(run: &RunDir, role: &str, stats: Option<Arc<Stats>>, learner: Optio
 fn rand_seed(i: usize) -> u64 {
     let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
     t ^ (std::process::id() as u64) << 32 ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+/// Sends on its channel when dropped: each self-play thread holds one, so the session hears of
+/// its end (returned, failed or panicked) at once instead of polling `is_finished`.
+struct Finished(Sender<()>);
+
+impl Drop for Finished {
+    fn drop(&mut self) {
+        let _ = self.0.send(());
+    }
+}
+
+/// Waits until a self-play worker of `stats` writes a chunk or one ends (`finished`), or
+/// `timeout` passes.
+fn wait_for_workers(stats: &Stats, finished: &Receiver<()>, timeout: Duration) {
+    select! {
+        recv(stats.chunk_written.receiver()) -> _ => {}
+        recv(finished) -> _ => {}
+        default(timeout) => {}
+    }
 }
 
 fn join(workers: Vec<std::thread::JoinHandle<Result<()>>>) -> Result<()> {

@@ -8,4 +8,4 @@ mod worker;
 
 pub use config::SelfplayConfig;
 pub use targets::{finish_game, material_target, GameEnd, GameRow};
-pub use worker::{run_worker, Stats, WorkerContext};
+pub use worker::{run_worker, Doorbell, Stats, WorkerContext};

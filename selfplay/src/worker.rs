@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result};
+use crossbeam_channel::{bounded, Receiver, Sender};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use vzero_data::{ChunkMeta, GameRecord, RunDir, Row};
@@ -44,6 +45,41 @@ pub struct Stats {
     pub network: Mutex<String>,
     /// Playthrough games: would the resigner have won?
     pub false_resign: Mutex<FalseResignStats>,
+    /// Rung after each chunk written, for a learner in the same process waiting for data.
+    pub chunk_written: Doorbell,
+}
+
+/// A wake-up from one thread to another, without a payload: [`Doorbell::ring`] never blocks,
+/// and rings while one is pending merge into it. A waiting thread selects on
+/// [`Doorbell::receiver`] (with a timeout when other things can also end its wait).
+#[derive(Debug)]
+pub struct Doorbell {
+    tx: Sender<()>,
+    rx: Receiver<()>,
+}
+
+impl Default for Doorbell {
+    fn default() -> Doorbell {
+        let (tx, rx) = bounded(1);
+        Doorbell { tx, rx }
+    }
+}
+
+impl Doorbell {
+    /// Wakes the waiting thread (or the next one to wait).
+    pub fn ring(&self) {
+        let _ = self.tx.try_send(());
+    }
+
+    /// What a waiting thread receives a `()` from once per ring (or merged rings).
+    pub fn receiver(&self) -> &Receiver<()> {
+        &self.rx
+    }
+
+    /// Forgets a pending ring (before looking at what it announces, so a later ring is news).
+    pub fn clear(&self) {
+        let _ = self.rx.try_recv();
+    }
 }
 
 /// What a worker needs to run.
@@ -93,6 +129,9 @@ fn wait_for_network(ctx: &WorkerContext) -> Result<Option<PathBuf>> {
         if ctx.stop.load(Ordering::Relaxed) {
             return Ok(None);
         }
+        // A timed poll, not a channel: the checkpoint is a file that a learner in another
+        // process (or on another machine, through object storage) publishes; there is no thread
+        // here to signal its arrival.
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
 }
@@ -176,6 +215,7 @@ impl Worker {
         run.write_chunk(&self.ctx.name, &meta, &self.rows, &self.games).with_context(|| format!("writing a chunk into {}", run.location()))?;
         self.ctx.stats.rows.fetch_add(self.rows.len() as u64, Ordering::Relaxed);
         self.ctx.stats.chunks.fetch_add(1, Ordering::Relaxed);
+        self.ctx.stats.chunk_written.ring();
         self.rows.clear();
         self.games.clear();
         Ok(())
