@@ -365,7 +365,8 @@ pub fn gradients(net: &FloatNetwork, batch: &[&Sample], lambda: f32, threads: us
             pairs.extend(feats.iter().filter_map(|&f| net.virtual_row(f)).map(|v| (v, slot)));
         }
     }
-    pairs.sort_unstable();
+    // (equal pairs are the same value: any sort gives the same order)
+    on_threads(t, || pairs.par_sort_unstable());
     Gradients { loss: (loss * scale as f64) as f32, dense: dense.unwrap_or_else(DenseGrad::zeroed), pairs, dacc, dout }
 }
 
