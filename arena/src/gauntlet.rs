@@ -23,7 +23,7 @@ use vzero_data::{parse_checkpoint_name, RunDir};
 use vzero_base::write_atomic;
 use vzero_rules::{Position, Variant};
 
-use crate::matches::{run_match, write_pgn, MatchConfig, Openings};
+use crate::matches::{run_match, write_pgn, PairedGames};
 use vzero_rules::pgn::{read_pgn_file, PgnGame};
 use crate::spec::PlayerSpec;
 use crate::ratings::{compute_ratings, GameRecord, Rating};
@@ -99,25 +99,19 @@ impl GauntletConfig {
         if self.every == 0 {
             return Ok(());
         }
-        if self.games == 0 {
-            bail!("gauntlet.games must be at least 1");
-        }
-        if self.sims == 0 {
-            bail!("gauntlet.sims must be at least 1");
-        }
+        self.paired().validate("gauntlet", 1)?;
         if self.opponents.is_empty() {
             bail!("gauntlet.opponents must name at least one player (e.g. [\"random\", \"greedy\"])");
         }
         for o in &self.opponents {
             PlayerSpec::parse(o).with_context(|| format!("gauntlet.opponents: '{o}'"))?;
         }
-        if self.max_plies == 0 {
-            bail!("gauntlet.max_plies must be at least 1");
-        }
-        if self.concurrency == 0 {
-            bail!("gauntlet.concurrency must be at least 1");
-        }
         Ok(())
+    }
+
+    /// The match settings of each gauntlet match.
+    pub fn paired(&self) -> PairedGames {
+        PairedGames { games: self.games as u32, sims: self.sims, max_plies: self.max_plies, opening_plies: self.opening_plies, concurrency: self.concurrency }
     }
 
     /// The rating anchor: `random` if it is an opponent, else the first opponent.
@@ -281,13 +275,7 @@ pub fn run_gauntlet(run: &RunDir, variant: Variant, checkpoint: &Path, cfg: &Gau
     let mut new_games = Vec::new();
     let mut results = Vec::new();
     for (k, opp) in opponents.iter().enumerate() {
-        let mut mc = MatchConfig::new(variant);
-        mc.games = cfg.games as u32;
-        mc.openings = Openings::Random { plies: cfg.opening_plies };
-        mc.concurrency = cfg.concurrency;
-        mc.max_plies = cfg.max_plies;
-        mc.seed = generation.wrapping_mul(1_000_003) ^ step ^ ((k as u64) << 40);
-        mc.event = format!("vzero gauntlet {stem}");
+        let mc = cfg.paired().config(variant, generation.wrapping_mul(1_000_003) ^ step ^ ((k as u64) << 40), format!("vzero gauntlet {stem}"));
         let report = run_match(&me, opp, &mc).with_context(|| format!("gauntlet match against {}", opp.name()))?;
         results.push(OpponentResult {
             opponent: report.b.clone(),

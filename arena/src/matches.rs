@@ -66,6 +66,48 @@ impl MatchConfig {
     }
 }
 
+/// The settings of the matches a training run plays on its own (the gauntlet's, the switch
+/// check's): `games` in colour-swapped pairs from random openings of `opening_plies`, both sides
+/// searching `sims` simulations per move, adjudicated drawn after `max_plies`, `concurrency`
+/// at once. Each config declares its own keys and defaults (`[gauntlet]`, `[switch]`) and
+/// hands them here, which checks them and builds the match.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PairedGames {
+    pub games: u32,
+    pub sims: u32,
+    pub max_plies: u32,
+    pub opening_plies: u32,
+    pub concurrency: usize,
+}
+
+impl PairedGames {
+    /// Checks the settings of table `table`; errors name the key (`gauntlet.games`).
+    pub fn validate(&self, table: &str, min_games: u32) -> Result<()> {
+        if self.games < min_games {
+            bail!("{table}.games must be at least {min_games}");
+        }
+        for (key, v) in [("sims", self.sims as usize), ("max_plies", self.max_plies as usize), ("concurrency", self.concurrency)] {
+            if v == 0 {
+                bail!("{table}.{key} must be at least 1");
+            }
+        }
+        Ok(())
+    }
+
+    /// The match these settings play, with `seed` and the PGN event `event`.
+    pub fn config(&self, variant: Variant, seed: u64, event: impl Into<String>) -> MatchConfig {
+        MatchConfig {
+            games: self.games,
+            openings: Openings::Random { plies: self.opening_plies },
+            concurrency: self.concurrency,
+            max_plies: self.max_plies,
+            seed,
+            event: event.into(),
+            ..MatchConfig::new(variant)
+        }
+    }
+}
+
 /// One finished game.
 #[derive(Clone, Debug)]
 pub struct GameOutcome {
@@ -249,8 +291,8 @@ pub fn play_game(white: &mut dyn Player, black: &mut dyn Player, opening: &Game,
 }
 
 fn today() -> String {
-    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let (y, m, d) = vzero_model::checkpoint::civil_date(secs);
+    let secs = vzero_base::now_unix();
+    let (y, m, d) = vzero_base::clock::civil_date(secs);
     format!("{y:04}.{m:02}.{d:02}")
 }
 

@@ -5,12 +5,27 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Seconds since the Unix epoch (0 if the clock is before it).
 pub fn now_unix() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+    since_epoch().as_secs()
 }
 
 /// Milliseconds since the Unix epoch (0 if the clock is before it).
 pub fn unix_ms() -> u128 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0)
+    since_epoch().as_millis()
+}
+
+/// Nanoseconds since the Unix epoch (0 if the clock is before it): for tokens and seeds that
+/// must differ between calls.
+pub fn unix_ns() -> u128 {
+    since_epoch().as_nanos()
+}
+
+/// Seconds since the Unix epoch with their fraction (TensorBoard's wall times).
+pub fn unix_secs_f64() -> f64 {
+    since_epoch().as_secs_f64()
+}
+
+fn since_epoch() -> std::time::Duration {
+    SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default()
 }
 
 /// Seconds since the epoch -> (year, month, day), proleptic Gregorian, UTC
@@ -43,5 +58,6 @@ mod tests {
     fn the_clock_is_after_this_code_was_written() {
         assert!(now_unix() > 1_700_000_000);
         assert!(unix_ms() / 1000 >= now_unix() as u128 - 1);
+        assert!(unix_ns() / 1_000_000 >= unix_ms() - 1 && unix_secs_f64() >= now_unix() as f64 - 1.0);
     }
 }

@@ -146,7 +146,7 @@ fn parse_holder(bytes: &[u8], what: &str) -> Result<Holder> {
 }
 
 fn token() -> String {
-    let t = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+    let t = vzero_base::clock::unix_ns();
     format!("{:x}-{:x}", t, std::process::id())
 }
 

@@ -7,12 +7,13 @@
 use std::collections::{BTreeSet, HashMap};
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use safetensors::tensor::{Dtype, SafeTensors, TensorView};
 use serde::{Deserialize, Serialize};
 use tch::{Device, Kind, Tensor};
 
+use vzero_base::clock::civil_date;
+use vzero_base::{fnv1a64, write_atomic};
 use vzero_mcts::{BlendRelease, Knowledge};
 
 use crate::config::{NetConfig, PolicyHead};
@@ -120,10 +121,7 @@ pub fn save(model: &Model, path: &Path, info: &CheckpointInfo) -> Result<Checkpo
     let (meta_path, weights_path) = checkpoint_paths(path);
     let bytes = serialize_weights(model, info)?;
     write_atomic(&weights_path, &bytes)?;
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
+    let now = vzero_base::now_unix();
     let meta = CheckpointMeta {
         format_version: CHECKPOINT_FORMAT_VERSION,
         variant: info.variant.clone(),
@@ -473,9 +471,6 @@ fn dtype_of(kind: Kind) -> Option<Dtype> {
     }
 }
 
-// Re-exported for callers not yet moved to `vzero_base` (one implementation, there).
-pub use vzero_base::clock::civil_date;
-pub use vzero_base::{fnv1a64, write_atomic};
 
 /// Seconds since the epoch -> "YYYY-MM-DDTHH:MM:SSZ" (proleptic Gregorian, UTC).
 fn rfc3339_utc(secs: u64) -> String {

@@ -15,7 +15,9 @@ use std::path::Path;
 use serde::Serialize;
 use tch::{CModule, Kind, Tensor};
 
-use crate::checkpoint::{write_atomic, CheckpointMeta};
+use vzero_base::write_atomic;
+
+use crate::checkpoint::CheckpointMeta;
 use crate::error::{ModelError, Result};
 use crate::model::Model;
 use crate::net::MOVES_LEFT_SCALE;

@@ -159,7 +159,7 @@ impl Session {
     /// object storage). The commands call it once they have started without error.
     pub fn store_config(&self) -> Result<()> {
         let stored = self.run.root().join("config.toml");
-        vzero_model::checkpoint::write_atomic(&stored, self.cfg.to_toml()?.as_bytes())?;
+        vzero_base::write_atomic(&stored, self.cfg.to_toml()?.as_bytes())?;
         self.run.publish(&stored)?;
         Ok(())
     }
@@ -510,7 +510,7 @@ fn heartbeat(run: &RunDir, role: &str, stats: Option<Arc<Stats>>, learner: Optio
 }
 
 fn rand_seed(i: usize) -> u64 {
-    let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
+    let t = vzero_base::clock::unix_ns() as u64;
     t ^ (std::process::id() as u64) << 32 ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 

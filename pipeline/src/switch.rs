@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
-use vzero_arena::{run_match, MatchConfig, MatchStats, NetOptions, Openings, PlayerSpec};
+use vzero_arena::{run_match, MatchStats, NetOptions, PairedGames, PlayerSpec};
 use vzero_data::RunDir;
 use vzero_mcts::{BlendPart, Knowledge};
 use vzero_base::write_atomic;
@@ -85,13 +85,16 @@ impl Default for SwitchConfig {
 impl SwitchConfig {
     /// Checks the fields, naming the first one that is wrong.
     pub fn validate(&self) -> Result<()> {
-        if self.games < 2 || self.sims == 0 || self.concurrency == 0 || self.max_plies == 0 {
-            bail!("switch.games must be at least 2, and switch.sims, switch.concurrency and switch.max_plies at least 1");
-        }
+        self.paired().validate("switch", 2)?;
         if !(0.0..=1.0).contains(&self.min_score) {
             bail!("switch.min_score must be in [0, 1], not {}", self.min_score);
         }
         Ok(())
+    }
+
+    /// The match settings of a check.
+    pub fn paired(&self) -> PairedGames {
+        PairedGames { games: self.games, sims: self.sims, max_plies: self.max_plies, opening_plies: self.opening_plies, concurrency: self.concurrency }
     }
 
     /// Whether a check is due at `generation` (`done`: the generation of the last check).
@@ -163,13 +166,7 @@ pub fn run_check(run: &RunDir, variant: Variant, ckpt: &Path, step: u64, part: B
     };
     let alone = PlayerSpec::Net { path: ckpt.to_path_buf(), sims: cfg.sims, gumbel: false, options: off };
     let blend = PlayerSpec::Net { path: ckpt.to_path_buf(), sims: cfg.sims, gumbel: false, options: NetOptions::default() };
-    let mut mc = MatchConfig::new(variant);
-    mc.games = cfg.games;
-    mc.openings = Openings::Random { plies: cfg.opening_plies };
-    mc.concurrency = cfg.concurrency;
-    mc.max_plies = cfg.max_plies;
-    mc.seed = seed;
-    mc.event = "vzero switch check".into();
+    let mc = cfg.paired().config(variant, seed, "vzero switch check");
     let report = run_match(&alone, &blend, &mc).with_context(|| format!("switch check of {}", ckpt.display()))?;
     let checkpoint = ckpt.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let check = SwitchCheck { part, checkpoint, step, released: releases(&report.stats, cfg.min_score), stats: report.stats };

@@ -372,7 +372,7 @@ impl Worker {
     fn label(&self, path: &std::path::Path, chunk: &Chunk) -> Result<()> {
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let records = chunk.games().with_context(|| format!("reading the games of {name}"))?;
-        let seed = vzero_model::checkpoint::fnv1a64(name.as_bytes());
+        let seed = vzero_base::fnv1a64(name.as_bytes());
         let (positions, _) = positions_from_records(self.variant, records, self.cfg.batch, seed);
         if positions.is_empty() {
             return Ok(());

@@ -7,5 +7,5 @@ mod targets;
 mod worker;
 
 pub use config::SelfplayConfig;
-pub use targets::{finish_game, material_target, GameEnd, GameRow};
+pub use targets::{finish_game, GameEnd, GameRow};
 pub use worker::{run_worker, Doorbell, Stats, WorkerContext};

@@ -4,7 +4,6 @@
 use vzero_data::Row;
 use vzero_rules::Color;
 
-pub use vzero_mcts::material_target;
 
 /// A searched position of a game in progress. `row` has everything known at the time of the
 /// search (planes, policy, search value, ply, material...); the rest waits for the game's end.

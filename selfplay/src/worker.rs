@@ -5,20 +5,21 @@
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 
 use anyhow::{Context, Result};
 use crossbeam_channel::{bounded, Receiver, Sender};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+use vzero_base::now_unix;
 use vzero_data::{ChunkMeta, GameRecord, RunDir, Row};
 use vzero_encoding::ENCODING_VERSION;
-use vzero_mcts::{gather_batch, FalseResignStats, Leaf, LeafValue, ResignTracker, Search, SearchConfig, VariantGame};
+use vzero_mcts::{gather_batch, material_target, FalseResignStats, Leaf, LeafValue, ResignTracker, Search, SearchConfig, VariantGame};
 use vzero_model::{leaf_value, Device, NetEvaluator};
 use vzero_rules::{Color, Game, Move, Outcome, Variant};
 
 use crate::config::SelfplayConfig;
-use crate::targets::{finish_game, material_target, GameEnd, GameRow};
+use crate::targets::{finish_game, GameEnd, GameRow};
 
 /// Counters shared by all workers of a process, for progress bars and summaries.
 #[derive(Debug, Default)]
@@ -114,10 +115,6 @@ struct Slot {
     values: Vec<f32>,
     resign: ResignTracker,
     network: String,
-}
-
-fn now_unix() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }
 
 /// The newest checkpoint of the run, waiting for one to appear if there is none yet.

@@ -26,7 +26,7 @@ impl RowMaker {
             policy_size: self.moves.len(),
             network: network.to_string(),
             worker: worker.to_string(),
-            created_unix: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()),
+            created_unix: vzero_base::now_unix(),
             short_term_horizons: Vec::new(),
             source,
         }

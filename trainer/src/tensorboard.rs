@@ -21,7 +21,7 @@
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 
 use anyhow::{Context, Result};
 use vzero_data::RunDir;
@@ -109,7 +109,7 @@ pub fn event_file_name(unix_secs: u64, host: &str, pid: u32) -> String {
 }
 
 fn wall_time() -> f64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)
+    vzero_base::clock::unix_secs_f64()
 }
 
 /// This process's event file in a run's root directory (beside metrics.csv), created on the

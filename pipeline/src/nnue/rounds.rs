@@ -324,7 +324,7 @@ pub fn run_loop(run: &RunDir, variant: Variant, opts: &LoopOptions, on_event: &m
             validation_loss: trained.validation_loss,
             gate_score,
             teacher,
-            unix: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()),
+            unix: vzero_base::now_unix(),
         };
         rows.push(row.clone());
         write_nets(run, &rows)?;
