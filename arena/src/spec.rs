@@ -8,7 +8,7 @@
 //! spec      := random | greedy | alphabeta[:DEPTH] | mcts[:SIMS][:knowledge] | net:PATH[:gumbel][:SIMS]{:NETOPT}
 //!            | uci:CMD{:OPTION} | fsf{:OPTION}
 //! NETOPT    := kv=W | kp=W | batch=N
-//! OPTION    := nodes=N | movetime=MS | opt=NAME=VALUE | variantpath=PATH | name=LABEL | timeout=MS
+//! OPTION    := nodes=N | movetime=MS | depth=D | opt=NAME=VALUE | variantpath=PATH | name=LABEL | timeout=MS
 //! ```
 //!
 //! * `random` — uniformly random legal move (seeded).
@@ -26,8 +26,8 @@
 //!   weight), `batch=N` (leaves per forward pass), e.g. `net:runs/a/gen-9:64:kv=0:kp=0`.
 //! * `uci:CMD` — an external UCI engine: CMD is split on whitespace into program and arguments
 //!   (e.g. `uci:fairy-stockfish` or `uci:/path/to/vzero uci`). Options, `:`-separated:
-//!   `nodes=N` (`go nodes N`, default 1000 unless `movetime` is given), `movetime=MS`
-//!   (`go movetime MS`), `opt=Name=Value` (`setoption`, repeatable), `variantpath=PATH`
+//!   `nodes=N` (`go nodes N`, default 1000 unless `movetime` or `depth` is given), `movetime=MS`
+//!   (`go movetime MS`), `depth=D` (`go depth D`), `opt=Name=Value` (`setoption`, repeatable), `variantpath=PATH`
 //!   (`setoption name VariantPath`), `name=LABEL` (name in results and PGN),
 //!   `timeout=MS` (extra time allowed per move before the engine forfeits, default 10000).
 //! * `fsf` — Fairy-Stockfish: `uci:` with the program `$VZERO_FSF`, else `fairy-stockfish` on

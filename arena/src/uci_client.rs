@@ -166,6 +166,8 @@ pub struct UciEngineSpec {
     pub nodes: Option<u64>,
     /// `go movetime MS`.
     pub movetime: Option<u64>,
+    /// `go depth D` (Fairy-Stockfish's training-data generator searches depth 2 or so).
+    pub depth: Option<u32>,
     /// `setoption name N value V`, in order.
     pub options: Vec<(String, String)>,
     /// `setoption name VariantPath value P`.
@@ -195,14 +197,7 @@ impl UciEngineSpec {
         let parts = s.split(':').filter(|p| !p.is_empty());
         let mut spec = Self::with_options(fsf_command(), Some(VariantIni::Vzero), parts)?;
         if spec.label.is_none() {
-            let mut n = "fsf".to_string();
-            if let Some(x) = spec.nodes {
-                n += &format!(":nodes={x}");
-            }
-            if let Some(x) = spec.movetime {
-                n += &format!(":movetime={x}");
-            }
-            spec.label = Some(n);
+            spec.label = Some(format!("fsf{}", spec.limits()));
         }
         Ok(spec)
     }
@@ -212,6 +207,7 @@ impl UciEngineSpec {
             command,
             nodes: None,
             movetime: None,
+            depth: None,
             options: Vec::new(),
             variant_path,
             label: None,
@@ -222,6 +218,10 @@ impl UciEngineSpec {
             match k {
                 "nodes" => spec.nodes = Some(v.parse().map_err(|_| anyhow!("uci nodes: '{v}' is not a number"))?),
                 "movetime" => spec.movetime = Some(v.parse().map_err(|_| anyhow!("uci movetime: '{v}' is not a number"))?),
+                "depth" => match v.parse() {
+                    Ok(d @ 1..=64) => spec.depth = Some(d),
+                    _ => bail!("uci depth: '{v}' is not a depth from 1 to 64"),
+                },
                 "timeout" => spec.timeout = Duration::from_millis(v.parse().map_err(|_| anyhow!("uci timeout: '{v}' is not a number"))?),
                 "opt" => {
                     let (n, val) = v.split_once('=').ok_or_else(|| anyhow!("uci opt=NAME=VALUE, got 'opt={v}'"))?;
@@ -229,10 +229,10 @@ impl UciEngineSpec {
                 }
                 "variantpath" => spec.variant_path = Some(VariantIni::File(v.to_string())),
                 "name" => spec.label = Some(v.to_string()),
-                _ => bail!("unknown uci option '{k}' (nodes, movetime, opt, variantpath, name, timeout)"),
+                _ => bail!("unknown uci option '{k}' (nodes, movetime, depth, opt, variantpath, name, timeout)"),
             }
         }
-        if spec.nodes.is_none() && spec.movetime.is_none() {
+        if spec.nodes.is_none() && spec.movetime.is_none() && spec.depth.is_none() {
             spec.nodes = Some(1000);
         }
         Ok(spec)
@@ -257,12 +257,20 @@ impl UciEngineSpec {
             return l.clone();
         }
         let prog = std::path::Path::new(&self.command[0]).file_name().map_or(self.command[0].clone(), |f| f.to_string_lossy().to_string());
-        let mut n = format!("uci:{prog}");
+        format!("uci:{prog}{}", self.limits())
+    }
+
+    /// The search limits as written in a spec (`:nodes=1000`, `:depth=2`).
+    fn limits(&self) -> String {
+        let mut n = String::new();
         if let Some(x) = self.nodes {
             n += &format!(":nodes={x}");
         }
         if let Some(x) = self.movetime {
             n += &format!(":movetime={x}");
+        }
+        if let Some(x) = self.depth {
+            n += &format!(":depth={x}");
         }
         n
     }
@@ -488,10 +496,11 @@ impl Player for UciEngine {
         debug_assert_eq!(game.position().variant().name(), self.variant.name());
         let pos = position_command(game);
         self.send(&pos)?;
-        let (go, limit) = match (self.spec.movetime, self.spec.nodes) {
-            (Some(t), _) => (format!("go movetime {t}"), Duration::from_millis(t) + self.spec.timeout),
-            (None, Some(n)) => (format!("go nodes {n}"), self.spec.timeout.max(Duration::from_secs(60))),
-            (None, None) => ("go nodes 1000".to_string(), self.spec.timeout.max(Duration::from_secs(60))),
+        let (go, limit) = match (self.spec.movetime, self.spec.depth, self.spec.nodes) {
+            (Some(t), _, _) => (format!("go movetime {t}"), Duration::from_millis(t) + self.spec.timeout),
+            (None, Some(d), _) => (format!("go depth {d}"), self.spec.timeout.max(Duration::from_secs(60))),
+            (None, None, Some(n)) => (format!("go nodes {n}"), self.spec.timeout.max(Duration::from_secs(60))),
+            (None, None, None) => ("go nodes 1000".to_string(), self.spec.timeout.max(Duration::from_secs(60))),
         };
         self.send(&go)?;
         let mut score = None;
@@ -548,6 +557,18 @@ impl Drop for UciEngine {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn depth_limits_parse_name_the_player_and_replace_the_default_nodes() {
+        let s = UciEngineSpec::parse("stockfish:depth=2").unwrap();
+        assert_eq!((s.depth, s.nodes, s.movetime), (Some(2), None, None));
+        assert_eq!(s.name(), "uci:stockfish:depth=2");
+        assert_eq!(UciEngineSpec::parse("stockfish").unwrap().nodes, Some(1000));
+        for bad in ["stockfish:depth=0", "stockfish:depth=65", "stockfish:depth=two"] {
+            let e = UciEngineSpec::parse(bad).unwrap_err().to_string();
+            assert!(e.contains("from 1 to 64"), "{bad}: {e}");
+        }
+    }
 
     #[test]
     fn info_scores_of_the_first_line_only() {

@@ -250,6 +250,7 @@ fn vzero_variant_definitions_are_written_whole_for_fairy_stockfish() {
         command: ["sh", "-c", "echo uciok; cat > /dev/null"].map(String::from).to_vec(),
         nodes: Some(1),
         movetime: None,
+        depth: None,
         options: Vec::new(),
         variant_path: Some(VariantIni::Vzero),
         label: None,
