@@ -259,18 +259,19 @@ fn the_teacher_inside_vzero_train_labels_with_the_engine_and_the_ladder_plays_it
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// One round of `vzero nnue loop` with the engine as teacher and a gate, then the round's net in
-/// the engine (`EvalFile`, `Use NNUE`) against `vzero nnue eval` on 100 random positions.
-fn loop_round_and_eval_agreement(variant: &str) {
+/// One round of `vzero nnue loop` with the engine as `teacher` and a gate, then the round's net
+/// in the engine (`EvalFile`, `Use NNUE`) against `vzero nnue eval` on 100 random positions, and
+/// measured by `scripts/nnue-match.sh` against the engine's classical evaluation.
+fn loop_round_and_eval_agreement(variant: &str, teacher: &str) {
     launcher();
     let dir = scratch(&format!("loop-{variant}"));
     let run = dir.join("run");
     let (code, out, err) = vzero(&[
-        "nnue", "loop", "--variant", variant, "--run", run.to_str().unwrap(), "--teacher", "fsf:nodes=50", "--workers", "1", "--rounds", "1",
+        "nnue", "loop", "--variant", variant, "--run", run.to_str().unwrap(), "--teacher", teacher, "--workers", "1", "--rounds", "1",
         "--play-minutes", "0.1", "--train-minutes", "0.05", "--gate-games", "2", "--patience", "0", "--threads", "2", "--quiet",
     ]);
     assert_eq!(code, 0, "{out}\n{err}");
-    assert!(err.lines().any(|l| l.starts_with("engine fsf:nodes=50: Fairy-Stockfish")), "{err}");
+    assert!(err.lines().any(|l| l.starts_with(&format!("engine {teacher}: Fairy-Stockfish"))), "{err}");
     assert!(err.contains("round 0: gate: round0 vs teachers: 2 games"), "{err}");
     let nets = std::fs::read_to_string(run.join("nnue/nets.csv")).unwrap();
     let row: Vec<&str> = nets.lines().nth(1).unwrap_or_else(|| panic!("{nets}")).split(',').collect();
@@ -291,15 +292,38 @@ fn loop_round_and_eval_agreement(variant: &str) {
         let count = |what: &str| -> u32 { last.split(what).next().unwrap().rsplit(' ').next().unwrap().parse().unwrap() };
         assert!(count(" with pieces in hand") >= 20 && count(" with promoted pieces") >= 10, "{last}");
     }
+    // scripts/nnue-match.sh: one line with the result, its interval and the engine
+    let script = Path::new(ROOT).join("scripts/nnue-match.sh");
+    let m = Command::new("bash")
+        .arg(&script)
+        .args([variant, net.to_str().unwrap(), "--nodes", "1", "--games", "2", "--concurrency", "1"])
+        .env("VZERO", BIN)
+        .env_remove("VZERO_FSF")
+        .env("PATH", path_without_fsf())
+        .output()
+        .unwrap();
+    let (mout, merr) = (String::from_utf8_lossy(&m.stdout), String::from_utf8_lossy(&m.stderr));
+    assert!(m.status.success(), "{mout}\n{merr}");
+    assert_eq!(mout.lines().count(), 1, "{mout}");
+    assert!(mout.starts_with(&format!("{variant} {} vs classical, 1 nodes per move, 2 games: W/D/L ", row[1])), "{mout}");
+    assert!(mout.contains(", Elo ") && mout.contains("engine: Fairy-Stockfish"), "{mout}");
+    // a missing net, and both limits at once: one line each, exit 1, no match played
+    for args in [vec![variant, "no-such.nnue"], vec![variant, net.to_str().unwrap(), "--nodes", "1", "--movetime", "5"]] {
+        let m = Command::new("bash").arg(&script).args(&args).env("VZERO", BIN).output().unwrap();
+        let merr = String::from_utf8_lossy(&m.stderr);
+        assert_eq!(m.status.code(), Some(1), "{args:?}: {merr}");
+        assert_eq!(merr.lines().count(), 1, "{args:?}: {merr}");
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn an_nnue_loop_round_with_its_gate_and_its_net_in_the_engine_empire() {
-    loop_round_and_eval_agreement("empire");
+    loop_round_and_eval_agreement("empire", "fsf:nodes=50");
 }
 
 #[test]
 fn an_nnue_loop_round_with_its_gate_and_its_net_in_the_engine_shogun() {
-    loop_round_and_eval_agreement("shogun");
+    // the depth limit of Fairy-Stockfish's own training-data generator
+    loop_round_and_eval_agreement("shogun", "fsf:depth=2");
 }

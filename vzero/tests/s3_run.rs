@@ -289,3 +289,86 @@ fn two_selfplay_processes_and_a_learner_share_an_s3_run() {
     drop(moto);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Labelling spread over machines: one `vzero nnue loop` round publishes a net to an `s3://`
+/// run, then two `vzero nnue play --follow` processes (each with its own cache and job, as on
+/// separate machines) play into the same run with the teachers' net of `nnue/nets.csv` loaded,
+/// and a trainer elsewhere trains on every position they wrote.
+#[test]
+fn nnue_players_on_two_machines_follow_the_loop_s_net_into_one_s3_run() {
+    let dir: PathBuf = std::env::temp_dir().join(format!("vzero-s3-nnue-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let moto = start_moto(&dir);
+    let url = format!("s3://{BUCKET}/runs/nnue-scale");
+    let cache = |name: &str| dir.join(format!("cache-{name}"));
+    // the teacher: vzero's own UCI engine, with a log of what each process sends it
+    let teacher = |name: &str| -> (String, PathBuf) {
+        let log = dir.join(format!("{name}.log"));
+        let script = dir.join(format!("{name}.sh"));
+        std::fs::write(&script, format!("#!/bin/sh\ntee -a {} | exec {} uci --variant empire\n", log.display(), common::BIN)).unwrap();
+        (format!("uci:sh {}:nodes=8", script.display()), log)
+    };
+    let (loop_teacher, loop_log) = teacher("loop");
+    ok(
+        cmd(&moto, &cache("loop"), &["nnue", "loop", "--variant", "empire", "--run", &url, "--teacher", &loop_teacher, "--workers", "1", "--rounds", "1", "--play-minutes", "0.05", "--train-minutes", "0.03", "--gate-games", "0", "--patience", "0", "--quiet"])
+            .output()
+            .unwrap(),
+        "vzero nnue loop",
+    );
+    assert!(!std::fs::read_to_string(&loop_log).unwrap().contains("EvalFile"));
+    let run = open(&moto, &cache("check"), &url);
+    let before: usize = run.list_chunks().unwrap().len();
+    let nets = std::fs::read_to_string({
+        let p = run.root().join("nnue/nets.csv");
+        assert!(run.fetch(&p, true).unwrap());
+        p
+    })
+    .unwrap();
+    let net = nets.lines().nth(1).unwrap().split(',').nth(9).unwrap().to_string();
+    assert!(net.starts_with("empire-") && net.ends_with(".nnue"), "ungated: the teachers take round 0's net: {nets}");
+
+    // two players at once, on "two machines"
+    let players: Vec<(Child, PathBuf)> = ["m1", "m2"]
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let (spec, log) = teacher(m);
+            let seed = (i + 7).to_string();
+            let child = cmd(&moto, &cache(m), &["nnue", "play", "--variant", "empire", "--run", &url, "--teacher", &spec, "--workers", "1", "--games", "4", "--follow", "--job", m, "--seed", &seed, "--quiet"])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            (child, log)
+        })
+        .collect();
+    for (child, log) in players {
+        let o = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        let out = ok(o, "vzero nnue play --follow");
+        assert!(out.contains(": 4 games"), "{out}");
+        assert!(err.contains(&format!("teachers play with {net}")), "{err}");
+        let sent = std::fs::read_to_string(&log).unwrap();
+        assert!(sent.lines().any(|l| l.starts_with("setoption name EvalFile value ") && l.ends_with(&net)), "{sent}");
+    }
+    // both players' games are in the run, whole, and a trainer on a third machine reads them
+    let run = open(&moto, &cache("check2"), &url);
+    let chunks = run.list_chunks().unwrap();
+    let mut games = 0;
+    for p in &chunks {
+        let c = Chunk::open(p).unwrap_or_else(|e| panic!("a listed chunk is unreadable: {e}"));
+        assert_eq!(c.meta.source, vzero_data::Source::Label, "{}", p.display());
+        games += c.games().unwrap().len();
+    }
+    assert!(chunks.len() >= before + 2, "{} chunks, {before} before the players", chunks.len());
+    let nets_games: usize = nets.lines().nth(1).unwrap().split(',').nth(2).unwrap().parse().unwrap();
+    assert_eq!(games, nets_games + 8, "the loop's round's games and the players' 4 + 4");
+    let o = cmd(&moto, &cache("trainer"), &["nnue", "train", "--run", &url, "--minutes", "0.02", "--batch", "64", "--patience", "0", "--quiet"]).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    let out = ok(o, "vzero nnue train");
+    assert!(out.starts_with("trained ") && err.contains("resuming from"), "{out}\n{err}");
+    assert!(run.stray_files().unwrap().is_empty());
+    drop(moto);
+    let _ = std::fs::remove_dir_all(&dir);
+}

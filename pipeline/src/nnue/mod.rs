@@ -17,5 +17,5 @@ pub mod train;
 
 pub use export::export_nnue;
 pub use files::{nnue_dir, nnue_lease, METRICS_HEADER};
-pub use rounds::{run_loop, LoopEvent, LoopOptions, LoopSummary, NetRow};
+pub use rounds::{published_nets, run_loop, teacher_with_net, teachers_net, LoopEvent, LoopOptions, LoopSummary, NetRow};
 pub use train::{train_nnue, train_nnue_held, NnueTrainOptions, NnueTrainSummary};

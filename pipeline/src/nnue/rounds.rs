@@ -26,7 +26,7 @@
 //! and the round number in it and goes on from there. A round killed before its net was recorded is
 //! played again (its games are kept: they are data like any other).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
@@ -237,6 +237,18 @@ fn check_teacher(teacher: &str) -> Result<()> {
     }
 }
 
+/// The teachers' net now: the one the last row of `rows` chose (None: the classical
+/// evaluation), with its local path (fetched from the store of an object-storage run). What
+/// each round of the loop plays with, and what `vzero nnue play --follow` switches to.
+pub fn teachers_net(run: &RunDir, rows: &[NetRow]) -> Result<Option<(String, PathBuf)>> {
+    let Some(name) = rows.last().map(|r| r.teacher.clone()).filter(|t| t != CLASSICAL) else { return Ok(None) };
+    let p = nnue_dir(run).join("nets").join(&name);
+    if !run.fetch(&p, false)? {
+        bail!("{}: the teachers' net of nnue/nets.csv is missing", run.describe(&p));
+    }
+    Ok(Some((name, p)))
+}
+
 /// The teacher spec of a round: `base` with the net loaded, when there is one.
 pub fn teacher_with_net(base: &str, net: Option<&Path>) -> Result<String> {
     let Some(net) = net else { return Ok(base.to_string()) };
@@ -264,17 +276,7 @@ pub fn run_loop(run: &RunDir, variant: Variant, opts: &LoopOptions, on_event: &m
             break;
         }
         // the teachers load the net the last round chose (none: the classical evaluation)
-        let teacher_net = rows.last().map(|r| r.teacher.clone()).filter(|t| t != CLASSICAL);
-        let net = match &teacher_net {
-            Some(name) => {
-                let p = nets_dir.join(name);
-                if !run.fetch(&p, false)? {
-                    bail!("{}: the teachers' net of nnue/nets.csv is missing", run.describe(&p));
-                }
-                Some(p)
-            }
-            None => None,
-        };
+        let (teacher_net, net) = teachers_net(run, &rows)?.unzip();
         on_event(LoopEvent::RoundStart { round, net: teacher_net.clone() });
         let play_end = (Instant::now() + Duration::from_secs_f64(opts.play_minutes * 60.0)).min(deadline);
         let play = PlayOptions {

@@ -1,6 +1,8 @@
 //! `vzero nnue play`: games a teacher engine plays against itself, every searched position kept
 //! with its raw score (Fairy-Stockfish's training-data generator's job, into a run); the data
-//! step of `vzero nnue loop`, alone.
+//! step of `vzero nnue loop`, alone. With `--follow`, the teachers play with the net the run's
+//! loop (or trainer) last chose in `nnue/nets.csv`, switching to each new one as self-play
+//! workers switch to checkpoints: labelling spread over machines that write into one `s3://` run.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -9,6 +11,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use vzero_data::RunDir;
 use vzero_rules::Variant;
+use vzero_pipeline::nnue::{published_nets, teacher_with_net, teachers_net};
 use vzero_teacher::{play_games, PlayOptions, PlaySummary};
 
 /// How a teacher's games are played (shared by `vzero nnue play` and `vzero nnue loop`).
@@ -78,9 +81,18 @@ pub struct PlayArgs {
     /// Seed of the random moves (a rerun with the same seed and job plays the same openings).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// A name for this job in the chunks' names.
+    /// A name for this job in the chunks' names (give each machine its own, with its own
+    /// --seed, when several play into one run).
     #[arg(long, default_value = "play")]
     pub job: String,
+    /// Play with the teachers' net of the run's `nnue/nets.csv` (what `vzero nnue loop` chose
+    /// last), looking for a newer one every --follow-minutes; without a net yet, the classical
+    /// evaluation.
+    #[arg(long)]
+    pub follow: bool,
+    /// Minutes between looks at `nnue/nets.csv` with --follow.
+    #[arg(long, default_value_t = 2.0)]
+    pub follow_minutes: f64,
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
@@ -114,15 +126,64 @@ pub fn run(a: PlayArgs) -> Result<()> {
         (None, None) => Some(10.0),
         (_, m) => m,
     };
+    let deadline = minutes.map(|m| Instant::now() + Duration::from_secs_f64(m * 60.0));
     let opts = PlayOptions {
         teacher: a.teacher.clone(),
         concurrency: a.workers,
         games: a.games.unwrap_or(usize::MAX),
-        deadline: minutes.map(|m| Instant::now() + Duration::from_secs_f64(m * 60.0)),
+        deadline,
         job: a.job.clone(),
         ..a.game.options(a.seed, !a.quiet)
     };
-    let s = play_games(&run, variant, &opts)?;
+    let s = if a.follow { follow(&run, variant, &opts, a.follow_minutes)? } else { play_games(&run, variant, &opts)? };
     println!("{}: {}", run.location(), play_line(&s));
     Ok(())
+}
+
+/// Plays in segments of `every` minutes, each with the teachers' net of the run's
+/// `nnue/nets.csv` at its start (a new seed and job name per segment, so that no two segments
+/// play the same openings or write the same chunk names).
+fn follow(run: &RunDir, variant: Variant, opts: &PlayOptions, every: f64) -> Result<PlaySummary> {
+    if !(every.is_finite() && every > 0.0) {
+        anyhow::bail!("--follow-minutes must be positive, not {every}");
+    }
+    let mut total = PlaySummary::default();
+    let mut current: Option<String> = None;
+    for segment in 0u64.. {
+        let left = opts.games.saturating_sub(total.games);
+        if left == 0 || opts.deadline.is_some_and(|d| Instant::now() >= d) {
+            break;
+        }
+        let (name, net) = teachers_net(run, &published_nets(run)?)?.unzip();
+        if segment == 0 || name != current {
+            eprintln!("teachers play with {}", name.as_deref().unwrap_or("the classical evaluation"));
+            current = name;
+        }
+        let end = Instant::now() + Duration::from_secs_f64(every * 60.0);
+        let seg = PlayOptions {
+            teacher: teacher_with_net(&opts.teacher, net.as_deref())?,
+            games: left,
+            deadline: Some(opts.deadline.map_or(end, |d| d.min(end))),
+            seed: opts.seed.wrapping_add(segment.wrapping_mul(0x9e37_79b9)),
+            job: format!("{}-{segment:04}", opts.job),
+            ..opts.clone()
+        };
+        let s = play_games(run, variant, &seg)?;
+        total.games += s.games;
+        total.positions += s.positions;
+        total.searches += s.searches;
+        total.chunks += s.chunks;
+        total.restarts += s.restarts;
+        total.seconds += s.seconds;
+        for (t, n) in total.results.iter_mut().zip(s.results) {
+            *t += n;
+        }
+        for (k, v) in s.reasons {
+            *total.reasons.entry(k).or_insert(0) += v;
+        }
+        for (k, v) in s.abandoned {
+            *total.abandoned.entry(k).or_insert(0) += v;
+        }
+    }
+    Ok(total)
 }
