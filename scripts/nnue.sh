@@ -14,7 +14,7 @@
 #   --minutes M     the whole budget (default 60; the field's recipe wants hours)
 #   --run DIR       run directory (local or s3://; default runs/nnue-VARIANT); rerunning goes on
 #   --teacher SPEC  the labelling engine (default fsf:nodes=1000; docs/nnue.md has the ablation:
-#                   depth-2 labels come 3x faster but made a weaker net)
+#                   depth-2 labels come 3x faster, ahead but not yet confirmed)
 #   --workers N     Fairy-Stockfish processes labelling at once (default: the cores)
 set -euo pipefail
 cd "$(dirname "$0")/.."
