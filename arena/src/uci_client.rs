@@ -494,15 +494,15 @@ impl Player for UciEngine {
     /// principal variation (`multipv 1` or no `multipv`), if it sent one.
     fn judge(&mut self, game: &Game) -> Result<(Move, Option<Score>)> {
         debug_assert_eq!(game.position().variant().name(), self.variant.name());
-        let pos = position_command(game);
-        self.send(&pos)?;
         let (go, limit) = match (self.spec.movetime, self.spec.depth, self.spec.nodes) {
             (Some(t), _, _) => (format!("go movetime {t}"), Duration::from_millis(t) + self.spec.timeout),
             (None, Some(d), _) => (format!("go depth {d}"), self.spec.timeout.max(Duration::from_secs(60))),
             (None, None, Some(n)) => (format!("go nodes {n}"), self.spec.timeout.max(Duration::from_secs(60))),
             (None, None, None) => ("go nodes 1000".to_string(), self.spec.timeout.max(Duration::from_secs(60))),
         };
-        self.send(&go)?;
+        // one write (and one wake-up of the engine) for both lines: at shallow depths the
+        // round trip, not the search, bounds a teacher's positions per second
+        self.send(&format!("{}\n{go}", position_command(game)))?;
         let mut score = None;
         let line = self.wait_for(
             |l| {

@@ -177,6 +177,25 @@ impl Game {
         }
     }
 
+    /// The same current position with at most the last `plies` moves of history: a game that
+    /// starts at the later of the position `plies` moves back and the last irreversible move
+    /// (before which no position can repeat, unless the variant counts repetitions over the
+    /// whole game). An engine that replays every move of a `position … moves` command (checking
+    /// each against its legal moves) then does constant work per search, not work that grows
+    /// with the game; the repetitions a shallow search can see are kept.
+    pub fn tail(&self, plies: usize) -> Game {
+        let n = self.moves.len();
+        let from = n.saturating_sub(plies).max(*self.last_reset.last().expect("never empty"));
+        if from == 0 {
+            return self.clone();
+        }
+        let mut g = Game::new(self.positions[from]);
+        for &m in &self.moves[from..] {
+            g.play(m);
+        }
+        g
+    }
+
     /// Takes back the last move, if any.
     pub fn undo(&mut self) -> Option<Move> {
         let m = self.moves.pop()?;
@@ -222,5 +241,52 @@ impl Game {
             return GameResult { outcome: outcome_of(stalemate), reason: Reason::Stalemate };
         }
         GameResult::ONGOING
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::rngs::StdRng;
+    use rand::{Rng, SeedableRng};
+
+    /// `Game::tail` keeps the current position, at most the asked history, and every repetition
+    /// the full game sees (for variants that count repetitions since the last irreversible move).
+    #[test]
+    fn a_games_tail_keeps_its_position_and_repetitions() {
+        let mut shortened = 0;
+        for name in crate::variant::builtin_names() {
+            let v = Variant::builtin(name).unwrap();
+            let whole = match v {
+                Variant::Small(r) => r.repetition_whole_game,
+                Variant::Large(r) => r.repetition_whole_game,
+            };
+            let mut rng = StdRng::seed_from_u64(7);
+            for _ in 0..20 {
+                let mut game = Game::startpos(v);
+                for _ in 0..160 {
+                    if game.result().is_over() {
+                        break;
+                    }
+                    let moves = game.position().legal_moves();
+                    game.play(moves[rng.gen_range(0..moves.len())]);
+                    for k in [0usize, 1, 8, 1000] {
+                        let t = game.tail(k);
+                        assert_eq!(t.position().fen(), game.position().fen(), "{name}: tail({k}) keeps the position");
+                        assert_eq!(t.position().key(), game.position().key());
+                        assert!(t.moves().len() <= k.min(game.moves().len()), "{name}: tail({k}) has {} moves", t.moves().len());
+                        // the tail's moves are the game's last moves, replayed from its start
+                        let n = t.moves().len();
+                        assert_eq!(t.uci_moves(), game.uci_moves()[game.moves().len() - n..].to_vec());
+                        if k >= 1000 && !whole {
+                            assert_eq!(t.repetitions(), game.repetitions(), "{name}: a long tail sees every repetition");
+                            assert_eq!(t.result().is_over(), game.result().is_over());
+                        }
+                        shortened += usize::from(n < game.moves().len());
+                    }
+                }
+            }
+        }
+        assert!(shortened > 1000, "tails shorter than their games were checked ({shortened})");
     }
 }

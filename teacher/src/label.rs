@@ -188,6 +188,11 @@ fn label_one(
     Ok(Some((row, scored_position(&p.game, m, score, p.white_result))))
 }
 
+/// Plies of history a teacher is given with each position: enough for every repetition a
+/// shallow search can reach, and constant work per search for a UCI engine, which replays (and
+/// checks against its legal moves) every move of a `position … moves` command.
+pub(crate) const TEACHER_HISTORY: usize = 16;
+
 /// A teacher process (or in-process player) that is started on first use and restarted after
 /// a failure: a crash, a hang or an illegal move.
 pub(crate) struct Teacher<'a> {
@@ -230,7 +235,7 @@ impl<'a> Teacher<'a> {
                 self.started = true;
             }
             let t = self.player.as_mut().expect("built above");
-            match t.judge(game) {
+            match t.judge(&game.tail(TEACHER_HISTORY)) {
                 Ok((m, Some(score))) => {
                     if game.position().legal_moves().contains(&m) {
                         return Ok(Ok((m, score)));
