@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
+use rayon::prelude::*;
 use vzero_data::{Chunk, RunDir, TeacherScore};
 use vzero_nnue::dataset::{game_samples, scored_sample, white_result, DataOptions, SampleCounts, ScoredReplay, UciScore};
 use vzero_nnue::train::Sample;
@@ -54,6 +55,7 @@ enum Item {
     Scored { name: String, key: String, positions: Vec<vzero_data::ScoredPosition> },
 }
 
+#[cfg(test)]
 impl Item {
     fn key(&self) -> &str {
         match self {
@@ -72,76 +74,107 @@ fn holdout_key(what: &str, path: &str) -> String {
 /// index, not the directory) hashes below `holdout`, so that an item keeps its side as the data
 /// grows (a trainer resumed on more data, e.g. each round of the loop, never trains on what it
 /// validated on before); at least one when there are two or more items.
-fn holdout_split(items: &[Item], holdout: f64) -> Vec<bool> {
+fn holdout_split(keys: &[&str], holdout: f64) -> Vec<bool> {
     let cut = (holdout.clamp(0.0, 1.0) * u64::MAX as f64) as u64;
-    let mut held: Vec<bool> =
-        items.iter().map(|it| holdout > 0.0 && vzero_base::fnv1a64(it.key().as_bytes()) < cut).collect();
-    if holdout > 0.0 && items.len() >= 2 && !held.contains(&true) {
-        held[items.len() - 1] = true;
+    let mut held: Vec<bool> = keys.iter().map(|k| holdout > 0.0 && vzero_base::fnv1a64(k.as_bytes()) < cut).collect();
+    if holdout > 0.0 && keys.len() >= 2 && !held.contains(&true) {
+        held[keys.len() - 1] = true;
     }
-    if items.len() >= 2 && !held.contains(&false) {
+    if keys.len() >= 2 && !held.contains(&false) {
         held[0] = false;
     }
     held
 }
 
+/// One item's samples and counts, before the split.
+struct Loaded {
+    key: String,
+    samples: Vec<Sample>,
+    counts: SampleCounts,
+    games: usize,
+    scored: usize,
+    searched: usize,
+    from_pgn: usize,
+}
+
+/// The samples of one item (consumed: its records are dropped as soon as they are replayed).
+fn item_samples(item: Item, mapping: &FsfMapping, opts: &DataOptions) -> Result<Loaded> {
+    let mut out = Vec::new();
+    match item {
+        Item::Game { name, key, record: g, pgn } => {
+            let c = game_samples(mapping, &name, &g.start_fen, &g.moves, white_result(&g.result, &g.reason), &g.values, opts, &mut out)?;
+            let (searched, from_pgn) = if pgn { (0, c.kept) } else { (c.kept, 0) };
+            Ok(Loaded { key, samples: out, counts: c, games: 1, scored: 0, searched, from_pgn })
+        }
+        Item::Scored { name, key, positions } => {
+            let mut replay = ScoredReplay::default();
+            let mut counts = SampleCounts::default();
+            for (j, sp) in positions.iter().enumerate() {
+                let score = match sp.score {
+                    TeacherScore::Cp(c) => UciScore::Cp(c),
+                    TeacherScore::Mate(m) => UciScore::Mate(m),
+                };
+                let what = format!("scored position {} of {name}", j + 1);
+                let pos = replay.position(mapping, &what, &sp.start_fen, &sp.moves)?;
+                counts.add(scored_sample(mapping, &what, pos, score, &sp.best, sp.result, opts, &mut out)?);
+            }
+            Ok(Loaded { key, samples: out, scored: counts.kept, counts, games: 0, searched: 0, from_pgn: 0 })
+        }
+    }
+}
+
+/// The items of one chunk of `mapping`'s variant: its scored positions as one item, else each
+/// of its games.
+fn chunk_items(path: &Path, mapping: &FsfMapping) -> Result<Vec<Item>> {
+    let c = Chunk::open(path)?;
+    if c.meta.variant != mapping.name() {
+        return Ok(Vec::new());
+    }
+    let scored = c.scored_positions()?;
+    let file = path.display().to_string();
+    if !scored.is_empty() {
+        return Ok(vec![Item::Scored { key: holdout_key("", &file), name: file, positions: scored }]);
+    }
+    let mut items = Vec::new();
+    for (i, g) in c.games()?.into_iter().enumerate() {
+        if g.variant == mapping.name() {
+            let what = format!("game {}", i + 1);
+            items.push(Item::Game { name: format!("{what} of {file}"), key: holdout_key(&what, &file), record: g, pgn: false });
+        }
+    }
+    Ok(items)
+}
+
 /// Every game and scored position of the runs as samples; the items [`holdout_split`] picks go
-/// to validation.
+/// to validation. Chunks are read, replayed and turned into samples in parallel (rayon), each
+/// chunk's records dropped as soon as its samples are made, so that memory holds samples, not
+/// records (a scored position's record repeats its game's moves).
 pub(crate) fn load_data(runs: &[RunDir], pgns: &[PathBuf], mapping: &FsfMapping, opts: &DataOptions, holdout: f64) -> Result<Data> {
     let mut items = Vec::new();
     for path in pgns {
         items.extend(pgn_items(path, mapping)?);
     }
+    let mut loaded: Vec<Loaded> = items.into_par_iter().map(|it| item_samples(it, mapping, opts)).collect::<Result<_>>()?;
+    let mut chunks = Vec::new();
     for run in runs {
-        for path in run_chunks(run)? {
-            let c = Chunk::open(&path)?;
-            if c.meta.variant != mapping.name() {
-                continue;
-            }
-            let scored = c.scored_positions()?;
-            let file = path.display().to_string();
-            if !scored.is_empty() {
-                items.push(Item::Scored { key: holdout_key("", &file), name: file, positions: scored });
-                continue;
-            }
-            for (i, g) in c.games()?.into_iter().enumerate() {
-                if g.variant == mapping.name() {
-                    let what = format!("game {}", i + 1);
-                    items.push(Item::Game { name: format!("{what} of {file}"), key: holdout_key(&what, &file), record: g, pgn: false });
-                }
-            }
-        }
+        chunks.extend(run_chunks(run)?);
     }
-    let held: Vec<bool> = holdout_split(&items, holdout);
+    let per_chunk: Vec<Vec<Loaded>> = chunks
+        .par_iter()
+        .map(|path| chunk_items(path, mapping)?.into_iter().map(|it| item_samples(it, mapping, opts)).collect::<Result<Vec<_>>>())
+        .collect::<Result<_>>()?;
+    loaded.extend(per_chunk.into_iter().flatten());
+    let held = holdout_split(&loaded.iter().map(|l| l.key.as_str()).collect::<Vec<_>>(), holdout);
     let mut d = Data { train: Vec::new(), validation: Vec::new(), games: 0, counts: SampleCounts::default(), scored: 0, searched: 0, from_pgn: 0 };
-    for (item, &held) in items.iter().zip(&held) {
-        let out = if held { &mut d.validation } else { &mut d.train };
-        match item {
-            Item::Game { name, record: g, pgn, .. } => {
-                d.games += 1;
-                let c = game_samples(mapping, name, &g.start_fen, &g.moves, white_result(&g.result, &g.reason), &g.values, opts, out)?;
-                if *pgn {
-                    d.from_pgn += c.kept;
-                } else {
-                    d.searched += c.kept;
-                }
-                d.counts.add(c);
-            }
-            Item::Scored { name, positions, .. } => {
-                let mut replay = ScoredReplay::default();
-                for (j, sp) in positions.iter().enumerate() {
-                    let score = match sp.score {
-                        TeacherScore::Cp(c) => UciScore::Cp(c),
-                        TeacherScore::Mate(m) => UciScore::Mate(m),
-                    };
-                    let what = format!("scored position {} of {name}", j + 1);
-                    let pos = replay.position(mapping, &what, &sp.start_fen, &sp.moves)?;
-                    let c = scored_sample(mapping, &what, pos, score, &sp.best, sp.result, opts, out)?;
-                    d.scored += c.kept;
-                    d.counts.add(c);
-                }
-            }
-        }
+    let kept: usize = loaded.iter().map(|l| l.samples.len()).sum();
+    d.train.reserve(kept);
+    for (l, held) in loaded.into_iter().zip(held) {
+        if held { d.validation.extend(l.samples) } else { d.train.extend(l.samples) }
+        d.games += l.games;
+        d.scored += l.scored;
+        d.searched += l.searched;
+        d.from_pgn += l.from_pgn;
+        d.counts.add(l.counts);
     }
     Ok(d)
 }
@@ -236,13 +269,14 @@ mod tests {
     #[test]
     fn holdout_is_stable_as_the_data_grows_and_across_machines() {
         let items = |dir: &str, n: usize| (0..n).map(|i| game(&format!("game {}", i % 4 + 1), &format!("{dir}/data/{:04}.h5", i / 4))).collect::<Vec<_>>();
-        let small = holdout_split(&items("/a", 400), 0.1);
-        let big = holdout_split(&items("/other machine/cache", 4000), 0.1);
+        let split = |items: Vec<Item>, holdout: f64| holdout_split(&items.iter().map(|i| i.key()).collect::<Vec<_>>(), holdout);
+        let small = split(items("/a", 400), 0.1);
+        let big = split(items("/other machine/cache", 4000), 0.1);
         assert_eq!(small[..], big[..400], "the first 400 items keep their side");
         let share = big.iter().filter(|&&h| h).count() as f64 / big.len() as f64;
         assert!((0.07..0.13).contains(&share), "{share}");
-        assert_eq!(holdout_split(&items("/a", 2), 0.0), vec![false, false]);
-        let two = holdout_split(&items("/a", 2), 0.01);
+        assert_eq!(split(items("/a", 2), 0.0), vec![false, false]);
+        let two = split(items("/a", 2), 0.01);
         assert!(two.contains(&true) && two.contains(&false), "{two:?}");
     }
 }
