@@ -49,6 +49,10 @@ pub struct NnueTrainOptions {
     /// validations (every `log_every` steps), and keep the best net (its checkpoint is the one
     /// written). `None`: train to the step or time limit and keep the last net.
     pub patience: Option<u64>,
+    /// With early stopping: times the learning rate is divided by [`LR_DROP`] when the
+    /// validation loss stops improving, before training stops (reduce-on-plateau: a constant
+    /// rate plateaus while a smaller one keeps improving on the same data).
+    pub lr_drops: u32,
     /// Train with the virtual factoriser (piece-square rows shared by every king block, folded
     /// into the real rows at export); a checkpoint without one gets it (zero: the same net).
     pub factorizer: bool,
@@ -95,10 +99,14 @@ impl Default for NnueTrainOptions {
             minutes: None,
             factorizer: true,
             patience: Some(5),
+            lr_drops: 0,
             quiet: false,
         }
     }
 }
+
+/// The factor a plateau divides the learning rate by (see [`NnueTrainOptions::lr_drops`]).
+pub const LR_DROP: f32 = 10.0;
 
 /// What a training session did.
 #[derive(Clone, Debug, Default)]
@@ -335,6 +343,7 @@ fn train_steps(trainer: &mut Trainer, data: &Data, opts: &NnueTrainOptions, thre
     let mut batch: Vec<&Sample> = Vec::with_capacity(opts.batch);
     let mut trained = Trained { last_step: trainer.step, stopped_early: false, validation_loss: f32::NAN, best: None, saved: None };
     let mut since_best = 0u64;
+    let mut drops_left = opts.lr_drops;
     while !finished(trainer) {
         batch.clear();
         while batch.len() < opts.batch {
@@ -372,8 +381,15 @@ fn train_steps(trainer: &mut Trainer, data: &Data, opts: &NnueTrainOptions, thre
             (window_loss, window_n, window_t, window_pos) = (0.0, 0, Instant::now(), trainer.positions);
         }
         if opts.patience.is_some_and(|p| since_best >= p.max(1)) {
-            trained.stopped_early = true;
-            break;
+            if drops_left > 0 {
+                drops_left -= 1;
+                since_best = 0;
+                trainer.adam.lr /= LR_DROP;
+                pb.println(format!("step {}: no better validation loss in {} checks; learning rate now {:.2e}", trainer.step, opts.patience.unwrap_or(0), trainer.adam.lr));
+            } else {
+                trained.stopped_early = true;
+                break;
+            }
         }
         if last_ckpt.elapsed().as_secs_f64() >= opts.checkpoint_minutes * 60.0 && !last {
             trained.saved = Some(out.checkpoint(trainer)?);

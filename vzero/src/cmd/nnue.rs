@@ -84,6 +84,10 @@ pub struct TrainArgs {
     /// keep the last net).
     #[arg(long, default_value_t = 5)]
     pub patience: u64,
+    /// With --patience: divide the learning rate by 10 this many times when the validation
+    /// loss stops improving, before stopping (reduce-on-plateau).
+    #[arg(long, default_value_t = 0)]
+    pub lr_drops: u32,
     /// Train without the virtual factoriser (piece-square rows shared by every king position,
     /// folded into the net at export; on by default).
     #[arg(long)]
@@ -306,6 +310,7 @@ fn train(a: TrainArgs) -> Result<()> {
         minutes: a.minutes,
         factorizer: !a.no_factorizer,
         patience: (a.patience > 0).then_some(a.patience),
+        lr_drops: a.lr_drops,
         quiet: a.quiet,
     };
     // refused before the run is opened, so that a mistyped first command creates no run
