@@ -65,13 +65,9 @@ elif [ -z "$fsf" ]; then
   echo "ladder.sh: Fairy-Stockfish: $fsf_note" >&2
 fi
 if [ -n "$fsf" ]; then
-  [ -x "$fsf" ] || { echo "ladder.sh: Fairy-Stockfish binary '$fsf' is not executable" >&2; exit 1; }
-  if [ -z "$ini" ]; then
-    if [ -f "$(dirname "$fsf")/variants.ini" ]; then ini=$(dirname "$fsf")/variants.ini; else ini=scripts/fsf/variants.ini; fi
-  fi
-  [ -f "$ini" ] || { echo "ladder.sh: variants.ini '$ini' not found" >&2; exit 1; }
-  fsf_spec="uci:$fsf:variantpath=$ini"
-  fsf_note="$fsf with $ini"
+  . scripts/fsf-spec.sh
+  fsf_spec=$(fsf_spec_head ladder.sh "$fsf" "$ini")
+  fsf_note="$fsf with ${fsf_spec##*:variantpath=}"
 fi
 if [ -z "$gen0" ]; then
   gen0=$(ls "$(dirname "$ckpt")"/gen-000000-*.json 2>/dev/null | head -1 || true)

@@ -58,12 +58,8 @@ if [ ! -x "$vzero" ]; then
   cargo build --release --locked -p vzero --bin vzero
 fi
 if [ -n "$fsf" ]; then
-  [ -x "$fsf" ] || { echo "nnue-match.sh: Fairy-Stockfish binary '$fsf' is not executable" >&2; exit 1; }
-  if [ -z "$ini" ]; then
-    if [ -f "$(dirname "$fsf")/variants.ini" ]; then ini=$(dirname "$fsf")/variants.ini; else ini=scripts/fsf/variants.ini; fi
-  fi
-  [ -f "$ini" ] || { echo "nnue-match.sh: variants.ini '$ini' not found" >&2; exit 1; }
-  head="uci:$fsf:variantpath=$ini"
+  . scripts/fsf-spec.sh
+  head=$(fsf_spec_head nnue-match.sh "$fsf" "$ini")
 else
   head=fsf
 fi
