@@ -26,6 +26,23 @@ pub trait Player: Send {
     fn judge(&mut self, game: &Game) -> Result<(Move, Option<Score>)> {
         Ok((self.choose(game)?, None))
     }
+    /// [`Player::judge`] with the other lines of a multi-PV search (an engine with `MultiPV`
+    /// above 1): each of their first moves with its score and the reply the search expects,
+    /// best first, without the best line. Players that search one line answer none.
+    fn judge_lines(&mut self, game: &Game) -> Result<(Move, Option<Score>, Vec<PvLine>)> {
+        let (m, s) = self.judge(game)?;
+        Ok((m, s, Vec::new()))
+    }
+}
+
+/// A line of a multi-PV search other than the best: the first move, its score for the side to
+/// move at the root, and the opponent's reply in the line (the search's best move in the
+/// position after `first`), when the line has one.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PvLine {
+    pub first: Move,
+    pub score: Score,
+    pub reply: Option<Move>,
 }
 
 

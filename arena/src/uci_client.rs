@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail, Context, Result};
 use vzero_rules::{Game, Move, Position, Variant};
 
-use crate::player::Player;
+use crate::player::{Player, PvLine};
 use vzero_engine::Score;
 
 /// Fairy-Stockfish's variant definitions (`setoption name VariantPath`) for an engine.
@@ -493,6 +493,14 @@ impl Player for UciEngine {
     /// The engine's `bestmove` and the score of its last `info … score` line for the first
     /// principal variation (`multipv 1` or no `multipv`), if it sent one.
     fn judge(&mut self, game: &Game) -> Result<(Move, Option<Score>)> {
+        let (m, score, _) = self.judge_lines(game)?;
+        Ok((m, score))
+    }
+
+    /// [`UciEngine::judge`] with the other principal variations the engine reported (with the
+    /// `MultiPV` option above 1): each line's last report, lines whose moves do not parse left
+    /// out.
+    fn judge_lines(&mut self, game: &Game) -> Result<(Move, Option<Score>, Vec<PvLine>)> {
         debug_assert_eq!(game.position().variant().name(), self.variant.name());
         let (go, limit) = match (self.spec.movetime, self.spec.depth, self.spec.nodes) {
             (Some(t), _, _) => (format!("go movetime {t}"), Duration::from_millis(t) + self.spec.timeout),
@@ -504,10 +512,20 @@ impl Player for UciEngine {
         // round trip, not the search, bounds a teacher's positions per second
         self.send(&format!("{}\n{go}", position_command(game)))?;
         let mut score = None;
+        // the last report of each line after the first: (score, first move, reply)
+        let mut others: Vec<Option<(Score, String, Option<String>)>> = Vec::new();
         let line = self.wait_for(
             |l| {
-                if let Some(s) = info_score(l) {
-                    score = Some(s);
+                if let Some(i) = InfoLine::parse(l) {
+                    if i.multipv <= 1 {
+                        score = Some(i.score);
+                    } else if let Some(first) = i.pv.first() {
+                        let k = i.multipv as usize - 2;
+                        if others.len() <= k {
+                            others.resize(k + 1, None);
+                        }
+                        others[k] = Some((i.score, first.to_string(), i.pv.get(1).map(|r| r.to_string())));
+                    }
                 }
                 l.starts_with("bestmove")
             },
@@ -517,24 +535,51 @@ impl Player for UciEngine {
         if mv == "(none)" {
             bail!("{}: bestmove (none) in a position with legal moves", self.name);
         }
-        let m = game.position().parse_uci(mv).map_err(|e| anyhow!("{}: illegal move '{mv}': {e}", self.name))?;
-        Ok((m, score))
+        let pos = game.position();
+        let m = pos.parse_uci(mv).map_err(|e| anyhow!("{}: illegal move '{mv}': {e}", self.name))?;
+        let lines = others
+            .into_iter()
+            .flatten()
+            .filter_map(|(score, first, reply)| {
+                let first = pos.parse_uci(&first).ok().filter(|&f| f != m)?;
+                let mut after = *pos;
+                after.play(first);
+                Some(PvLine { first, score, reply: reply.and_then(|r| after.parse_uci(&r).ok()) })
+            })
+            .collect();
+        Ok((m, score, lines))
+    }
+}
+
+/// What an `info` line with a score says: its principal variation's number (1 without
+/// `multipv`), the score and the line's moves.
+struct InfoLine<'a> {
+    multipv: u32,
+    score: Score,
+    pv: Vec<&'a str>,
+}
+
+impl<'a> InfoLine<'a> {
+    fn parse(line: &'a str) -> Option<InfoLine<'a>> {
+        let t: Vec<&str> = line.split_whitespace().collect();
+        if t.first() != Some(&"info") || t.get(1) == Some(&"string") {
+            return None;
+        }
+        let multipv = match t.iter().position(|&x| x == "multipv") {
+            Some(i) => t.get(i + 1)?.parse().ok()?,
+            None => 1,
+        };
+        let i = t.iter().position(|&x| x == "score")?;
+        let score = Score::parse_uci(&t[i + 1..])?;
+        let pv = t.iter().position(|&x| x == "pv").map_or(Vec::new(), |i| t[i + 1..].to_vec());
+        Some(InfoLine { multipv, score, pv })
     }
 }
 
 /// The score of a UCI `info` line of the first principal variation (`multipv 1` or none).
+#[cfg(test)]
 fn info_score(line: &str) -> Option<Score> {
-    let t: Vec<&str> = line.split_whitespace().collect();
-    if t.first() != Some(&"info") || t.get(1) == Some(&"string") {
-        return None;
-    }
-    if let Some(i) = t.iter().position(|&x| x == "multipv") {
-        if t.get(i + 1) != Some(&"1") {
-            return None;
-        }
-    }
-    let i = t.iter().position(|&x| x == "score")?;
-    Score::parse_uci(&t[i + 1..])
+    InfoLine::parse(line).filter(|i| i.multipv == 1).map(|i| i.score)
 }
 
 impl Drop for UciEngine {
@@ -568,6 +613,16 @@ mod tests {
             let e = UciEngineSpec::parse(bad).unwrap_err().to_string();
             assert!(e.contains("from 1 to 64"), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn info_lines_of_a_multi_pv_search() {
+        let i = InfoLine::parse("info depth 2 seldepth 3 multipv 2 score cp -15 nodes 100 nps 1000 pv d2d4 d7d5").unwrap();
+        assert_eq!((i.multipv, i.score, i.pv), (2, Score::Cp(-15), vec!["d2d4", "d7d5"]));
+        let i = InfoLine::parse("info depth 3 score mate 2 pv e2e4").unwrap();
+        assert_eq!((i.multipv, i.score, i.pv), (1, Score::Mate(2), vec!["e2e4"]));
+        assert!(InfoLine::parse("info depth 3 multipv x score cp 1 pv e2e4").is_none());
+        assert!(InfoLine::parse("info depth 3 multipv 3 nodes 5").is_none());
     }
 
     #[test]

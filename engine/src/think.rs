@@ -80,6 +80,18 @@ impl Score {
             _ => None,
         }
     }
+
+    /// The score, for the side to move after it, of the position the scored move leads to
+    /// (a multi-PV line's score read from its first move's position): centipawns negated; the
+    /// mover's mate in n is the opponent mated in n − 1 (`mate 0`: mated now), the mover mated
+    /// in n is a mate in n for the opponent.
+    pub fn after_move(self) -> Score {
+        match self {
+            Score::Cp(c) => Score::Cp(-c),
+            Score::Mate(n) if n > 0 => Score::Mate(-(n - 1)),
+            Score::Mate(n) => Score::Mate(-n),
+        }
+    }
 }
 
 impl std::fmt::Display for Score {
@@ -501,6 +513,24 @@ pub fn expected_score(q: f32) -> f32 {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_score_after_its_move() {
+        assert_eq!(Score::Cp(35).after_move(), Score::Cp(-35));
+        // mate in 1: the position after the move is mated; mate in 3: mated in 2
+        assert_eq!(Score::Mate(1).after_move(), Score::Mate(0));
+        assert_eq!(Score::Mate(3).after_move(), Score::Mate(-2));
+        // mated in 2 after this move: the opponent mates in 2
+        assert_eq!(Score::Mate(-2).after_move(), Score::Mate(2));
+        // consistent with `score`: a win in k plies (the mover's k-th ply mates) is, after the
+        // move, a loss in k - 1
+        for k in (1u16..12).step_by(2) {
+            let before = score(0.0, Some(Proof::Win(k)));
+            let after = score(0.0, Some(Proof::Loss(k - 1)));
+            assert_eq!(before.after_move(), after, "win in {k} plies");
+        }
+    }
+
     use super::*;
     use vzero_mcts::MaterialEvaluator;
     use vzero_rules::Variant;

@@ -189,37 +189,44 @@ pub fn scored_sample(
     Ok(counts)
 }
 
-/// Replays the positions of scored records one after another: a record whose moves extend the
-/// previous record's (the same game, later) plays only the new moves, so a game of n scored
-/// plies costs n moves instead of n²/2.
+/// Replays the positions of scored records one after another: a record that shares moves with
+/// the previous record (the same game, later; or a multi-PV line off its path) goes back to the
+/// longest shared prefix and plays only the rest, so a game of n scored plies costs n moves
+/// instead of n²/2, its side lines one move each.
 #[derive(Default)]
 pub struct ScoredReplay {
     start_fen: String,
     moves: Vec<String>,
-    pos: Option<Position>,
+    /// The start position and the position after each of `moves` (empty: nothing replayed yet).
+    line: Vec<Position>,
 }
 
 impl ScoredReplay {
     /// The position after `moves` from `start_fen` (`what` names the record in errors).
     pub fn position(&mut self, mapping: &FsfMapping, what: &str, start_fen: &str, moves: &[String]) -> Result<&Position> {
         let bad = |reason: String| NnueError::Game { game: what.to_string(), reason };
-        let extends = self.pos.is_some() && self.start_fen == start_fen && moves.len() >= self.moves.len() && moves[..self.moves.len()] == self.moves[..];
-        if !extends {
-            self.pos = None;
+        if self.line.is_empty() || self.start_fen != start_fen {
+            self.line.clear();
             self.moves.clear();
             self.start_fen.clear();
             self.start_fen.push_str(start_fen);
-            self.pos = Some(Position::from_fen(mapping.variant(), start_fen).map_err(|e| bad(format!("start FEN: {e}")))?);
+            self.line.push(Position::from_fen(mapping.variant(), start_fen).map_err(|e| bad(format!("start FEN: {e}")))?);
         }
-        let pos = self.pos.as_mut().expect("set above");
-        for (i, mv) in moves.iter().enumerate().skip(self.moves.len()) {
-            if let Err(e) = pos.play_uci(mv) {
-                self.pos = None;
+        let shared = self.moves.iter().zip(moves).take_while(|(a, b)| a == b).count();
+        self.moves.truncate(shared);
+        self.line.truncate(shared + 1);
+        for (i, mv) in moves.iter().enumerate().skip(shared) {
+            let mut next = *self.line.last().expect("never empty here");
+            if let Err(e) = next.play_uci(mv) {
+                // forget the start: the next record replays from its own
+                self.line.clear();
+                self.moves.clear();
                 return Err(bad(format!("move {} ({mv}): {e}", i + 1)));
             }
+            self.line.push(next);
             self.moves.push(mv.clone());
         }
-        Ok(self.pos.as_ref().expect("set above"))
+        Ok(self.line.last().expect("never empty here"))
     }
 }
 
@@ -238,6 +245,9 @@ mod tests {
         let records: Vec<(String, Vec<String>)> = vec![
             (start.clone(), line[..1].to_vec()),
             (start.clone(), line[..3].to_vec()),
+            // a side line (a multi-PV line off the game's path), then the game again
+            (start.clone(), vec![line[0].clone(), line[1].clone(), "b3b4".into()]),
+            (start.clone(), line[..2].to_vec()),
             (start.clone(), line[..5].to_vec()),
             (start.clone(), other.clone()), // a new game
             (start.clone(), vec!["zz".into()]), // bad

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use anyhow::{anyhow, bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
-use vzero_arena::{Player, PlayerSpec};
+use vzero_arena::{Player, PlayerSpec, PvLine};
 use vzero_data::{RunDir, Row, ScoredPosition, Source};
 use vzero_arena::Score;
 use vzero_rules::{Game, Move, Variant};
@@ -221,6 +221,12 @@ impl<'a> Teacher<'a> {
     /// both tries failed. `Err` when the teacher cannot start the first time or gives no score
     /// at all: the job cannot go on.
     pub fn judge(&mut self, game: &Game, warn: &dyn Fn(String)) -> Result<std::result::Result<(Move, Score), String>> {
+        Ok(self.judge_lines(game, warn)?.map(|(m, s, _)| (m, s)))
+    }
+
+    /// [`Teacher::judge`] with the other lines of a multi-PV search (see
+    /// [`Player::judge_lines`]).
+    pub fn judge_lines(&mut self, game: &Game, warn: &dyn Fn(String)) -> Result<std::result::Result<(Move, Score, Vec<PvLine>), String>> {
         let mut last_error = None;
         for attempt in 0..2 {
             if self.player.is_none() {
@@ -235,14 +241,14 @@ impl<'a> Teacher<'a> {
                 self.started = true;
             }
             let t = self.player.as_mut().expect("built above");
-            match t.judge(&game.tail(TEACHER_HISTORY)) {
-                Ok((m, Some(score))) => {
+            match t.judge_lines(&game.tail(TEACHER_HISTORY)) {
+                Ok((m, Some(score), lines)) => {
                     if game.position().legal_moves().contains(&m) {
-                        return Ok(Ok((m, score)));
+                        return Ok(Ok((m, score, lines)));
                     }
                     last_error = Some(anyhow!("illegal move"));
                 }
-                Ok((_, None)) => bail!("teacher '{}' gives no score (use alphabeta:D, mcts:N, net:… or a uci: engine that prints `info … score`)", self.spec.name()),
+                Ok((_, None, _)) => bail!("teacher '{}' gives no score (use alphabeta:D, mcts:N, net:… or a uci: engine that prints `info … score`)", self.spec.name()),
                 Err(e) => last_error = Some(e),
             }
             // restart the teacher (a crashed or confused process) and try once more

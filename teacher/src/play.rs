@@ -91,8 +91,11 @@ impl Default for PlayOptions {
 pub struct PlaySummary {
     /// Games finished and written.
     pub games: usize,
-    /// Positions kept (searched by the teacher, from `write_from` on).
+    /// Positions kept (searched by the teacher, from `write_from` on, and with a multi-PV
+    /// teacher the positions its other lines lead to).
     pub positions: usize,
+    /// Of them, positions a multi-PV line leads to (off the games' paths).
+    pub siblings: usize,
     /// Teacher searches in all (kept or not).
     pub searches: usize,
     /// Chunks written.
@@ -127,6 +130,8 @@ struct PlayedGame {
     searches: usize,
     /// Positions kept (`scored.len()` before a flush takes them).
     kept: usize,
+    /// Of them, positions off the game's path (multi-PV lines).
+    siblings: usize,
 }
 
 /// Plays `opts.games` teacher games (or until `opts.deadline`) and writes them into `run`.
@@ -174,6 +179,7 @@ pub fn play_games(run: &RunDir, variant: Variant, opts: &PlayOptions) -> Result<
             for g in pending.drain(..) {
                 s.games += 1;
                 s.positions += g.kept;
+                s.siblings += g.siblings;
                 s.searches += g.searches;
                 let k = match g.record.result.as_str() {
                     "1-0" => 0,
@@ -225,7 +231,7 @@ fn play_one(teacher: &mut Teacher, variant: Variant, maker: &RowMaker, opts: &Pl
     let mut game = Game::startpos(variant);
     let (mut scored, mut rows, mut kept_at) = (Vec::new(), Vec::new(), Vec::new());
     let (mut priors, mut values) = (Vec::new(), Vec::new());
-    let mut searches = 0usize;
+    let (mut searches, mut siblings) = (0usize, 0usize);
     let mut adjudicated: Option<Color> = None;
     let reason;
     loop {
@@ -247,7 +253,7 @@ fn play_one(teacher: &mut Teacher, variant: Variant, maker: &RowMaker, opts: &Pl
             game.play(m);
             continue;
         }
-        let (m, score) = match teacher.judge(&game, warn)? {
+        let (m, score, lines) = match teacher.judge_lines(&game, warn)? {
             Ok(v) => v,
             Err(why) => return Ok(Err(why)),
         };
@@ -257,7 +263,22 @@ fn play_one(teacher: &mut Teacher, variant: Variant, maker: &RowMaker, opts: &Pl
             if let Some(index) = maker.index(&game, m) {
                 rows.push(maker.row(&game, vec![(index, 1.0)], wdl, -1.0));
                 scored.push(scored_position(&game, m, score, None));
-                kept_at.push(ply);
+                kept_at.push(Some(ply));
+            }
+            // the other lines of a multi-PV search: the position after each first move, scored
+            // by the line (one ply shallower) with the line's reply as its move; not on the
+            // game's path, so without a result or moves left
+            for line in &lines {
+                let Some(reply) = line.reply else { continue };
+                game.play(line.first);
+                let child_score = line.score.after_move();
+                if let (false, Some(index)) = (game.result().is_over(), maker.index(&game, reply)) {
+                    rows.push(maker.row(&game, vec![(index, 1.0)], score_to_wdl(child_score, opts.cp_scale), -1.0));
+                    scored.push(scored_position(&game, reply, child_score, None));
+                    kept_at.push(None);
+                    siblings += 1;
+                }
+                game.undo();
             }
         }
         priors.push(1.0);
@@ -292,8 +313,10 @@ fn play_one(teacher: &mut Teacher, variant: Variant, maker: &RowMaker, opts: &Pl
     };
     let plies = game.moves().len() as u32;
     for ((s, row), ply) in scored.iter_mut().zip(rows.iter_mut()).zip(&kept_at) {
-        s.result = white;
-        row.moves_left = (plies - ply) as f32;
+        if let Some(ply) = ply {
+            s.result = white;
+            row.moves_left = (plies - ply) as f32;
+        }
     }
     let result = match white {
         Some(r) if r > 0.0 => "1-0",
@@ -313,5 +336,5 @@ fn play_one(teacher: &mut Teacher, variant: Variant, maker: &RowMaker, opts: &Pl
         values,
     };
     let kept = scored.len();
-    Ok(Ok(PlayedGame { record, scored, rows, searches, kept }))
+    Ok(Ok(PlayedGame { record, scored, rows, searches, kept, siblings }))
 }

@@ -327,3 +327,89 @@ fn an_nnue_loop_round_with_its_gate_and_its_net_in_the_engine_shogun() {
     // the depth limit of Fairy-Stockfish's own training-data generator
     loop_round_and_eval_agreement("shogun", "fsf:depth=2");
 }
+
+/// `scripts/nnue.sh`: a net from nothing with the defaults (depth-2 labels, one training with
+/// early stopping and learning-rate drops, export) within a short budget; the .nnue file it
+/// names exists and the engine evaluates with it.
+#[test]
+fn nnue_sh_makes_a_net_from_nothing() {
+    launcher();
+    let dir = scratch("nnue-sh");
+    let run = dir.join("run");
+    let t = Instant::now();
+    let out = Command::new("bash")
+        .arg(Path::new(ROOT).join("scripts/nnue.sh"))
+        .args(["empire", "--minutes", "0.6", "--run", run.to_str().unwrap(), "--workers", "1"])
+        .env("VZERO", BIN)
+        .env_remove("VZERO_FSF")
+        .env("PATH", path_without_fsf())
+        .output()
+        .unwrap();
+    let (sout, serr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{sout}\n{serr}");
+    assert!(sout.contains("teacher fsf:depth=2"), "{sout}");
+    let net = sout.lines().find_map(|l| l.strip_prefix("net: ")).unwrap_or_else(|| panic!("{sout}"));
+    let net = PathBuf::from(net.split(" (").next().unwrap());
+    assert!(net.starts_with(run.join("nets")) && net.extension().is_some_and(|e| e == "nnue"), "{}", net.display());
+    assert!(std::fs::metadata(&net).unwrap().len() > 100_000, "{}", net.display());
+    assert!(t.elapsed() < Duration::from_secs(240), "{:?}", t.elapsed());
+    // the engine loads it: one short game of the net against classical
+    let m = Command::new("bash")
+        .arg(Path::new(ROOT).join("scripts/nnue-match.sh"))
+        .args(["empire", net.to_str().unwrap(), "--nodes", "1", "--games", "2", "--concurrency", "1"])
+        .env("VZERO", BIN)
+        .env_remove("VZERO_FSF")
+        .env("PATH", path_without_fsf())
+        .output()
+        .unwrap();
+    let mout = String::from_utf8_lossy(&m.stdout);
+    assert!(m.status.success() && mout.contains("2 games: W/D/L "), "{mout}\n{}", String::from_utf8_lossy(&m.stderr));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A multi-PV teacher (`opt=MultiPV=3`): each search also keeps the positions its other lines
+/// lead to, scored by the line from the new mover's side, with the line's reply as the move and
+/// no result (they are off the game's path); the trainer reads them all.
+#[test]
+fn a_multi_pv_teacher_keeps_the_positions_of_its_other_lines() {
+    launcher();
+    let dir = scratch("multipv");
+    let run = dir.join("run");
+    let (code, out, err) = vzero(&[
+        "nnue", "play", "--variant", "empire", "--run", run.to_str().unwrap(), "--teacher", "fsf:depth=2:opt=MultiPV=3", "--games", "3", "--workers", "1", "--quiet",
+    ]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("off the games' paths, from multi-PV lines"), "{out}");
+    let rd = RunDir::open_existing(&run).unwrap();
+    let (mut on_path, mut off_path) = (0, 0);
+    for path in rd.list_chunks().unwrap() {
+        let c = Chunk::open(&path).unwrap();
+        let games = c.games().unwrap();
+        let scored = c.scored_positions().unwrap();
+        assert_eq!(c.read_all().unwrap().len(), scored.len(), "a row for every scored position");
+        let variant = vzero_rules::Variant::builtin("empire").unwrap();
+        for s in &scored {
+            let mut g = vzero_rules::Game::from_fen(variant, &s.start_fen).unwrap();
+            for m in &s.moves {
+                g.play_uci(m).unwrap();
+            }
+            g.position().parse_uci(&s.best).unwrap_or_else(|e| panic!("{}: {e}", s.best));
+            let game = games.iter().find(|r| r.moves.len() >= s.moves.len() && r.moves[..s.moves.len()] == s.moves[..]);
+            if game.is_some() {
+                on_path += 1;
+                assert!(s.result.is_some(), "a position on a decided game's path has its result");
+            } else {
+                off_path += 1;
+                assert!(s.result.is_none(), "a side line's position has no result");
+            }
+        }
+    }
+    // with up to two other lines per search, most searches add positions
+    assert!(off_path > on_path, "{off_path} side-line positions, {on_path} on the games' paths");
+    let (code, out, err) = vzero(&["nnue", "train", "--variant", "empire", "--run", dir.join("t").to_str().unwrap(), "--from", run.to_str().unwrap(), "--steps", "2", "--quiet"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    // every position is read: made into a sample, or skipped as in check
+    let number_before = |what: &str| -> usize { err.split(what).next().unwrap().rsplit([' ', '(']).next().unwrap().parse().unwrap() };
+    assert_eq!(number_before(" scored positions") + number_before(" in check"), on_path + off_path, "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

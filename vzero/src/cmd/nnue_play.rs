@@ -101,13 +101,14 @@ pub struct PlayArgs {
 /// One line about a teacher's games.
 pub fn play_line(s: &PlaySummary) -> String {
     format!(
-        "{} games ({} white wins, {} draws, {} black wins; {}), {} positions kept of {} searches in {:.0} s ({:.0} positions/s), {} chunks, {} restarts{}",
+        "{} games ({} white wins, {} draws, {} black wins; {}), {} positions kept{} of {} searches in {:.0} s ({:.0} positions/s), {} chunks, {} restarts{}",
         s.games,
         s.results[0],
         s.results[1],
         s.results[2],
         s.reasons.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", "),
         s.positions,
+        if s.siblings > 0 { format!(" ({} of them off the games' paths, from multi-PV lines)", s.siblings) } else { String::new() },
         s.searches,
         s.seconds,
         s.per_second(),
