@@ -1,29 +1,32 @@
 #!/usr/bin/env bash
-# A Fairy-Stockfish NNUE net from nothing, with the measured defaults (docs/nnue.md): installs
-# what is missing (LibTorch is not needed; Fairy-Stockfish from the pyffish wheel), then
-#   1. `vzero nnue loop`: Fairy-Stockfish plays and labels games, the net trains in rounds
-#      (90% of the minutes);
-#   2. `vzero nnue train`: one training from scratch on every position the loop labelled, with
-#      early stopping (what the ablation found best);
-#   3. `vzero nnue export`: the .nnue file, in DIR/nets/;
+# A Fairy-Stockfish NNUE net from nothing, with the measured defaults (docs/nnue.md, "Issue 34"):
+# installs what is missing (LibTorch is not needed; Fairy-Stockfish from the pyffish wheel), then
+#   1. `vzero nnue play`: Fairy-Stockfish plays games at depth 2 (its own training-data
+#      generator's depth) and every searched position is kept with its score (88% of the minutes);
+#   2. `vzero nnue train`: one training from scratch on every labelled position of the run, with
+#      early stopping and two learning-rate drops (the rest of the minutes at most);
+#   3. `vzero nnue export`: the .nnue file, in DIR/nets/ (nets/ here for an s3:// run);
 # and prints the net's path and the command that measures it (scripts/nnue-match.sh).
 #
 # Usage:
 #   scripts/nnue.sh VARIANT [--minutes M] [--run DIR] [--teacher SPEC] [--workers N]
 #
-#   --minutes M     the whole budget (default 60; the field's recipe wants hours)
-#   --run DIR       run directory (local or s3://; default runs/nnue-VARIANT); rerunning goes on
-#   --teacher SPEC  the labelling engine (default fsf:nodes=1000; docs/nnue.md has the ablation:
-#                   depth-2 labels come 3x faster, ahead but not yet confirmed)
+#   --minutes M     the whole budget (default 60; the field's recipe wants ~10M positions, about
+#                   an hour of depth-2 labels on 2 cores)
+#   --run DIR       run directory (local or s3://; default runs/nnue-VARIANT); rerunning adds
+#                   positions, and the training (in DIR-final-DATE) uses all of them
+#   --teacher SPEC  the labelling engine (default fsf:depth=2)
 #   --workers N     Fairy-Stockfish processes labelling at once (default: the cores)
+#
+# VZERO names the vzero binary (default target/release/vzero, built when missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-usage() { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -ge 1 ] || usage
 variant=$1
 shift
-minutes=60 run="" teacher="fsf:nodes=1000" workers=$(nproc 2>/dev/null || echo 2)
+minutes=60 run="" teacher="fsf:depth=2" workers=$(nproc 2>/dev/null || echo 2)
 while [ $# -gt 0 ]; do
   [ $# -ge 2 ] || { echo "nnue.sh: $1 needs a value" >&2; usage; }
   case $1 in
@@ -42,17 +45,23 @@ if ! command -v cargo >/dev/null; then
   exit 1
 fi
 VZERO_SKIP_PYTHON=1 VZERO_SKIP_S3=1 bash scripts/setup.sh
-cargo build --release --locked -p vzero --bin vzero
-vzero=target/release/vzero
-loop_minutes=$(awk -v m="$minutes" 'BEGIN { printf "%.2f", m * 0.9 }')
-echo "== 1/3 vzero nnue loop ($loop_minutes minutes, teacher $teacher, $workers workers)"
-"$vzero" nnue loop --variant "$variant" --run "$run" --minutes "$loop_minutes" --teacher "$teacher" --workers "$workers"
-final="$run-final"
-echo "== 2/3 vzero nnue train from scratch on every labelled position ($final)"
-"$vzero" nnue train --variant "$variant" --run "$final" --from "$run" --lambda 0.75 --skip-captures --steps 4000
+vzero=${VZERO:-target/release/vzero}
+if [ -z "${VZERO:-}" ]; then
+  cargo build --release --locked -p vzero --bin vzero
+fi
+t0=$(date +%s)
+play_minutes=$(awk -v m="$minutes" 'BEGIN { printf "%.2f", m * 0.88 }')
+echo "== 1/3 vzero nnue play ($play_minutes minutes, teacher $teacher, $workers workers)"
+"$vzero" nnue play --variant "$variant" --run "$run" --minutes "$play_minutes" --teacher "$teacher" --workers "$workers" --quiet
+final="$run-final-$(date -u +%Y%m%d-%H%M%S)"
+left=$(awk -v m="$minutes" -v s="$(( $(date +%s) - t0 ))" 'BEGIN { l = m - s / 60; if (l < 0.2) l = 0.2; printf "%.2f", l }')
+echo "== 2/3 vzero nnue train from scratch on every labelled position ($final, at most $left minutes)"
+"$vzero" nnue train --variant "$variant" --run "$final" --from "$run" --lambda 0.75 --skip-captures \
+  --minutes "$left" --steps 100000 --patience 5 --lr-drops 2 --quiet
 echo "== 3/3 vzero nnue export"
-mkdir -p "$run/nets"
-net=$("$vzero" nnue export --run "$final" --out "$run/nets/" | sed -n 's/^wrote \([^ ]*\).*/\1/p' | head -n1)
+case $run in s3://*) nets=nets ;; *) nets=$run/nets ;; esac
+mkdir -p "$nets"
+net=$("$vzero" nnue export --run "$final" --out "$nets/" | sed -n 's/^wrote \([^ ]*\).*/\1/p' | head -n1)
 [ -n "$net" ] || { echo "nnue.sh: export printed no file name" >&2; exit 1; }
-echo "net: $net"
-echo "measure it: scripts/nnue-match.sh $variant $net --movetime 100 --games 200"
+echo "net: $net ($(( ($(date +%s) - t0 + 30) / 60 )) minutes)"
+echo "measure it: scripts/nnue-match.sh $variant $net --movetime 100 --games 200 [--fsf /path/to/native/fairy-stockfish]"
