@@ -43,7 +43,8 @@ pub struct NnueTrainOptions {
     pub seed: u64,
     /// Stop after this many steps in all (counting earlier sessions).
     pub steps: Option<u64>,
-    /// Stop after this many minutes.
+    /// Stop after this many minutes from the session's start, reading the data included (at
+    /// least one step is taken), so that a budget given to a script holds.
     pub minutes: Option<f64>,
     /// Early stopping: stop once the validation loss has not improved for this many
     /// validations (every `log_every` steps), and keep the best net (its checkpoint is the one
@@ -154,13 +155,14 @@ pub fn train_nnue(run: &RunDir, variant: Option<&str>, from: &[String], opts: &N
 /// published to the store of an object-storage run (a checkpoint once, the others replaced).
 pub fn train_nnue_held(run: &RunDir, lease: &Lease, variant: Option<&str>, from: &[String], opts: &NnueTrainOptions) -> Result<NnueTrainSummary> {
     opts.check()?;
+    let deadline = opts.minutes.map(|m| Instant::now() + Duration::from_secs_f64(m * 60.0));
     let threads = opts.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
     let (mapping, mut trainer) = open_trainer(run, variant, opts, threads)?;
     let (runs, pgns) = sources(run, from)?;
     let data = read_samples(run, &runs, &pgns, &mapping, opts)?;
     let out = Outputs::open(run, lease, mapping.name(), opts.lambda, targets_of(&data, opts.lambda), trainer.step)?;
     let (start_step, start_positions, t0) = (trainer.step, trainer.positions, Instant::now());
-    let trained = train_steps(&mut trainer, &data, opts, threads, &out)?;
+    let trained = train_steps(&mut trainer, &data, opts, threads, deadline, &out)?;
     let mut saved = trained.saved;
     let mut validation_loss = trained.validation_loss;
     // keep the best net: its step is where a resumed run goes on, and the metrics end there
@@ -251,22 +253,40 @@ fn sources(run: &RunDir, from: &[String]) -> Result<(Vec<RunDir>, Vec<PathBuf>)>
 fn read_samples(run: &RunDir, runs: &[RunDir], pgns: &[PathBuf], m: &FsfMapping, opts: &NnueTrainOptions) -> Result<Data> {
     let data_opts = DataOptions { skip_captures: opts.skip_captures, ..DataOptions::default() };
     let t_load = Instant::now();
-    let data = load_data(runs, pgns, m, &data_opts, opts.holdout)?;
+    let mut data = load_data(runs, pgns, m, &data_opts, opts.holdout)?;
+    let held_out = data.validation.len();
+    data.validation = validation_subset(std::mem::take(&mut data.validation), VALIDATION_CHECKED);
     if data.train.is_empty() {
         bail!("{}: no training positions for {} (games: {}, in check: {}, captures skipped: {})", run.location(), m.name(), data.games, data.counts.in_check, data.counts.captures);
     }
     eprintln!(
-        "{} games and {} scored positions: {} training and {} validation positions ({} in check, {} captures, {} other skipped) in {:.1} s",
+        "{} games and {} scored positions: {} training and {} validation positions{} ({} in check, {} captures, {} other skipped) in {:.1} s",
         data.games,
         data.scored,
         data.train.len(),
-        data.validation.len(),
+        held_out,
+        if held_out > data.validation.len() { format!(" (each check on {} of them)", data.validation.len()) } else { String::new() },
         data.counts.in_check,
         data.counts.captures,
         data.counts.other,
         t_load.elapsed().as_secs_f64()
     );
     Ok(data)
+}
+
+/// Validation positions a check uses at most: the held-out set grows with the data (10% of 13M
+/// positions is 1.3M, checked every 100 steps of 1,024), its mean loss does not need it all.
+const VALIDATION_CHECKED: usize = 200_000;
+
+/// At most `cap` of `held` positions, evenly spread over them (the same subset for the same
+/// data, so that a resumed session checks on what it checked on before).
+fn validation_subset(held: Vec<Sample>, cap: usize) -> Vec<Sample> {
+    if held.len() <= cap {
+        return held;
+    }
+    let n = held.len();
+    let mut keep = (0..cap).map(|i| i * n / cap).peekable();
+    held.into_iter().enumerate().filter_map(|(j, s)| (keep.next_if_eq(&j).is_some()).then_some(s)).collect()
 }
 
 /// Where a session writes: the run's `nnue/` folder with `metrics.csv` (trimmed to the resumed
@@ -324,16 +344,16 @@ struct Trained {
 }
 
 /// Steps over shuffled epochs of the training samples until the step goal, the time limit or
-/// early stopping; logs every `log_every` steps (with the validation loss) and checkpoints
-/// every `checkpoint_minutes`.
-fn train_steps(trainer: &mut Trainer, data: &Data, opts: &NnueTrainOptions, threads: usize, out: &Outputs) -> Result<Trained> {
+/// early stopping (the deadline only after a first step); logs every `log_every` steps (with the
+/// validation loss) and checkpoints every `checkpoint_minutes`.
+fn train_steps(trainer: &mut Trainer, data: &Data, opts: &NnueTrainOptions, threads: usize, deadline: Option<Instant>, out: &Outputs) -> Result<Trained> {
     let steps_goal = match (opts.steps, opts.minutes) {
         (Some(s), _) => Some(s),
         (None, None) => Some(1000),
         (None, Some(_)) => None,
     };
-    let deadline = opts.minutes.map(|m| Instant::now() + Duration::from_secs_f64(m * 60.0));
-    let finished = |t: &Trainer| steps_goal.is_some_and(|s| t.step >= s) || deadline.is_some_and(|d| Instant::now() >= d);
+    let first_step = trainer.step;
+    let finished = |t: &Trainer| steps_goal.is_some_and(|s| t.step >= s) || (t.step > first_step && deadline.is_some_and(|d| Instant::now() >= d));
     let pb = progress_bar(opts.quiet, steps_goal.map(|s| s.saturating_sub(trainer.step)));
     let mut rng = rand::rngs::StdRng::seed_from_u64(opts.seed ^ trainer.step.wrapping_mul(0x9E37_79B9_7F4A_7C15));
     let mut order: Vec<usize> = (0..data.train.len()).collect();
@@ -412,4 +432,28 @@ fn progress_bar(quiet: bool, steps: Option<u64>) -> ProgressBar {
     };
     pb.set_style(ProgressStyle::with_template("{bar:30} {pos}/{len} steps [{elapsed_precise}, eta {eta}] {msg}").expect("valid template"));
     pb
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn samples(n: usize) -> Vec<Sample> {
+        (0..n).map(|i| Sample { us: Vec::new(), them: Vec::new(), bucket: vzero_nnue::features::Bucket::new(0), score: i as f32, result: 0.0 }).collect()
+    }
+
+    /// A capped validation set keeps `cap` positions spread evenly over the held-out ones, in
+    /// order; a small one is kept whole.
+    #[test]
+    fn validation_subsets_are_spread_and_stable() {
+        let scores = |v: Vec<Sample>| v.iter().map(|s| s.score as usize).collect::<Vec<_>>();
+        assert_eq!(scores(validation_subset(samples(5), 10)), vec![0, 1, 2, 3, 4]);
+        let kept = scores(validation_subset(samples(1000), 100));
+        assert_eq!(kept.len(), 100);
+        assert!(kept.windows(2).all(|w| w[1] - w[0] == 10), "{kept:?}");
+        let odd = scores(validation_subset(samples(1001), 7));
+        assert_eq!(odd, scores(validation_subset(samples(1001), 7)), "the same subset each time");
+        assert_eq!((odd.len(), odd[0]), (7, 0));
+        assert!(odd[6] >= 850, "{odd:?}");
+    }
 }

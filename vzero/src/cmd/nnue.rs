@@ -48,7 +48,7 @@ pub struct TrainArgs {
     /// its result; undecided games and games of other variants are skipped).
     #[arg(long, num_args = 1..)]
     pub from: Vec<PathBuf>,
-    /// Stop after this many minutes.
+    /// Stop after this many minutes, reading the data included (at least one step is taken).
     #[arg(long)]
     pub minutes: Option<f64>,
     /// Stop after this many steps in all (counting earlier sessions); default 1000 when no
