@@ -409,7 +409,8 @@ fn a_multi_pv_teacher_keeps_the_positions_of_its_other_lines() {
     let (code, out, err) = vzero(&["nnue", "train", "--variant", "empire", "--run", dir.join("t").to_str().unwrap(), "--from", run.to_str().unwrap(), "--steps", "2", "--quiet"]);
     assert_eq!(code, 0, "{out}\n{err}");
     // every position is read: made into a sample, or skipped as in check
-    let number_before = |what: &str| -> usize { err.split(what).next().unwrap().rsplit([' ', '(']).next().unwrap().parse().unwrap() };
+    let number_before = |what: &str| -> usize { err.split(what).next().unwrap().rsplit([' ', '(', '\n']).next().unwrap().parse().unwrap() };
     assert_eq!(number_before(" scored positions") + number_before(" in check"), on_path + off_path, "{err}");
+    assert_eq!(number_before(" games and"), 3, "the games of scored chunks are counted: {err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

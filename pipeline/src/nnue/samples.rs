@@ -52,7 +52,8 @@ enum Item {
     /// A game of a run (its values: the search's) or of a PGN file (`pgn`; its values: the
     /// game's result from each mover's side).
     Game { name: String, key: String, record: vzero_data::GameRecord, pgn: bool },
-    Scored { name: String, key: String, positions: Vec<vzero_data::ScoredPosition> },
+    /// A chunk's positions with teacher scores, and how many games it holds.
+    Scored { name: String, key: String, positions: Vec<vzero_data::ScoredPosition>, games: usize },
 }
 
 #[cfg(test)]
@@ -106,7 +107,7 @@ fn item_samples(item: Item, mapping: &FsfMapping, opts: &DataOptions) -> Result<
             let (searched, from_pgn) = if pgn { (0, c.kept) } else { (c.kept, 0) };
             Ok(Loaded { key, samples: out, counts: c, games: 1, scored: 0, searched, from_pgn })
         }
-        Item::Scored { name, key, positions } => {
+        Item::Scored { name, key, positions, games } => {
             let mut replay = ScoredReplay::default();
             let mut counts = SampleCounts::default();
             for (j, sp) in positions.iter().enumerate() {
@@ -118,7 +119,7 @@ fn item_samples(item: Item, mapping: &FsfMapping, opts: &DataOptions) -> Result<
                 let pos = replay.position(mapping, &what, &sp.start_fen, &sp.moves)?;
                 counts.add(scored_sample(mapping, &what, pos, score, &sp.best, sp.result, opts, &mut out)?);
             }
-            Ok(Loaded { key, samples: out, scored: counts.kept, counts, games: 0, searched: 0, from_pgn: 0 })
+            Ok(Loaded { key, samples: out, scored: counts.kept, counts, games, searched: 0, from_pgn: 0 })
         }
     }
 }
@@ -133,7 +134,7 @@ fn chunk_items(path: &Path, mapping: &FsfMapping) -> Result<Vec<Item>> {
     let scored = c.scored_positions()?;
     let file = path.display().to_string();
     if !scored.is_empty() {
-        return Ok(vec![Item::Scored { key: holdout_key("", &file), name: file, positions: scored }]);
+        return Ok(vec![Item::Scored { key: holdout_key("", &file), name: file, positions: scored, games: c.games }]);
     }
     let mut items = Vec::new();
     for (i, g) in c.games()?.into_iter().enumerate() {

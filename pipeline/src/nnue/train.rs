@@ -362,8 +362,8 @@ fn train_steps(trainer: &mut Trainer, data: &Data, opts: &NnueTrainOptions, thre
     let (mut window_loss, mut window_n, mut window_t, mut window_pos) = (0f64, 0u64, Instant::now(), trainer.positions);
     let mut batch: Vec<&Sample> = Vec::with_capacity(opts.batch);
     let mut trained = Trained { last_step: trainer.step, stopped_early: false, validation_loss: f32::NAN, best: None, saved: None };
-    let mut since_best = 0u64;
-    let mut drops_left = opts.lr_drops;
+    let mut plateau = opts.patience.map(|p| Plateau::new(p, opts.lr_drops));
+    let mut verdict = Verdict::Go;
     while !finished(trainer) {
         batch.clear();
         while batch.len() < opts.batch {
@@ -385,13 +385,12 @@ fn train_steps(trainer: &mut Trainer, data: &Data, opts: &NnueTrainOptions, thre
             if !data.validation.is_empty() {
                 let val = mean_loss(&trainer.net, &data.validation, opts.lambda, threads);
                 trained.validation_loss = val;
-                if opts.patience.is_some() {
-                    if trained.best.as_ref().is_none_or(|(b, _)| val < *b) {
+                if let Some(plateau) = plateau.as_mut() {
+                    let improved = trained.best.as_ref().is_none_or(|(b, _)| val < *b);
+                    if improved {
                         trained.best = Some((val, Box::new(trainer.clone())));
-                        since_best = 0;
-                    } else {
-                        since_best += 1;
                     }
+                    verdict = plateau.check(improved);
                 }
             }
             let pps = (trainer.positions - window_pos) as f64 / window_t.elapsed().as_secs_f64().max(1e-9);
@@ -400,13 +399,13 @@ fn train_steps(trainer: &mut Trainer, data: &Data, opts: &NnueTrainOptions, thre
             pb.set_message(format!("loss {train_loss:.5} val {:.5} {pps:.0} pos/s", trained.validation_loss));
             (window_loss, window_n, window_t, window_pos) = (0.0, 0, Instant::now(), trainer.positions);
         }
-        if opts.patience.is_some_and(|p| since_best >= p.max(1)) {
-            if drops_left > 0 {
-                drops_left -= 1;
-                since_best = 0;
+        match std::mem::replace(&mut verdict, Verdict::Go) {
+            Verdict::Go => {}
+            Verdict::DropRate => {
                 trainer.adam.lr /= LR_DROP;
                 pb.println(format!("step {}: no better validation loss in {} checks; learning rate now {:.2e}", trainer.step, opts.patience.unwrap_or(0), trainer.adam.lr));
-            } else {
+            }
+            Verdict::Stop => {
                 trained.stopped_early = true;
                 break;
             }
@@ -419,6 +418,49 @@ fn train_steps(trainer: &mut Trainer, data: &Data, opts: &NnueTrainOptions, thre
     pb.finish_and_clear();
     trained.last_step = trainer.step;
     Ok(trained)
+}
+
+/// What a validation check calls for under early stopping with learning-rate drops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verdict {
+    /// Train on.
+    Go,
+    /// A plateau with drops left: divide the learning rate by [`LR_DROP`] and train on.
+    DropRate,
+    /// A plateau with no drops left: stop (the best net is kept).
+    Stop,
+}
+
+/// Early stopping's count: checks since the best validation loss against the patience, and the
+/// learning-rate drops still allowed (each starts a new count).
+struct Plateau {
+    patience: u64,
+    since_best: u64,
+    drops_left: u32,
+}
+
+impl Plateau {
+    fn new(patience: u64, drops: u32) -> Plateau {
+        Plateau { patience: patience.max(1), since_best: 0, drops_left: drops }
+    }
+
+    /// After a check: `improved` when its loss is the best so far.
+    fn check(&mut self, improved: bool) -> Verdict {
+        if improved {
+            self.since_best = 0;
+            return Verdict::Go;
+        }
+        self.since_best += 1;
+        if self.since_best < self.patience {
+            Verdict::Go
+        } else if self.drops_left > 0 {
+            self.drops_left -= 1;
+            self.since_best = 0;
+            Verdict::DropRate
+        } else {
+            Verdict::Stop
+        }
+    }
 }
 
 /// A bar over `steps` (a spinner without a step goal), hidden when `quiet`.
@@ -440,6 +482,20 @@ mod tests {
 
     fn samples(n: usize) -> Vec<Sample> {
         (0..n).map(|i| Sample { us: Vec::new(), them: Vec::new(), bucket: vzero_nnue::features::Bucket::new(0), score: i as f32, result: 0.0 }).collect()
+    }
+
+    /// Patience 2 with one drop: two checks without a better loss drop the rate, an improvement
+    /// resets the count, two more without one stop; no drops: the first plateau stops.
+    #[test]
+    fn plateaus_drop_the_rate_then_stop() {
+        use Verdict::*;
+        let mut p = Plateau::new(2, 1);
+        let seen: Vec<Verdict> = [true, false, false, false, true, false, false].iter().map(|&i| p.check(i)).collect();
+        assert_eq!(seen, vec![Go, Go, DropRate, Go, Go, Go, Stop]);
+        let mut q = Plateau::new(3, 0);
+        assert_eq!([false, false, false].map(|i| q.check(i)), [Go, Go, Stop]);
+        let mut zero = Plateau::new(0, 0);
+        assert_eq!(zero.check(false), Stop, "patience 0 counts as 1");
     }
 
     /// A capped validation set keeps `cap` positions spread evenly over the held-out ones, in

@@ -85,8 +85,9 @@ pub struct TrainArgs {
     #[arg(long, default_value_t = 5)]
     pub patience: u64,
     /// With --patience: divide the learning rate by 10 this many times when the validation
-    /// loss stops improving, before stopping (reduce-on-plateau).
-    #[arg(long, default_value_t = 0)]
+    /// loss stops improving, before stopping (reduce-on-plateau; measured: held-out loss
+    /// 0.07315 -> 0.07282 on 3.46M depth-2 empire positions, docs/nnue.md); 0: stop at once.
+    #[arg(long, default_value_t = 2)]
     pub lr_drops: u32,
     /// Train without the virtual factoriser (piece-square rows shared by every king position,
     /// folded into the net at export; on by default).

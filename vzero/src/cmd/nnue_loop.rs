@@ -24,7 +24,8 @@ pub struct LoopArgs {
     #[arg(long)]
     pub run: PathBuf,
     /// The teacher: a UCI engine that loads NNUE nets, e.g.
-    /// `uci:/path/to/fairy-stockfish:variantpath=/path/to/variants.ini:nodes=5000`.
+    /// `fsf:depth=2` (Fairy-Stockfish's own training-data depth, the measured default of
+    /// scripts/nnue.sh) or `uci:/path/to/fairy-stockfish:variantpath=/path/to/variants.ini:depth=2`.
     #[arg(long)]
     pub teacher: String,
     /// Teacher processes playing at once.
@@ -53,6 +54,10 @@ pub struct LoopArgs {
     /// for this many validations (every 100 steps) and keep the best net; 0: off.
     #[arg(long, default_value_t = 5)]
     pub patience: u64,
+    /// With --patience: divide the learning rate by 10 this many times on a plateau before a
+    /// round's training stops (as `vzero nnue train --lr-drops`).
+    #[arg(long, default_value_t = 2)]
+    pub lr_drops: u32,
     /// Keep positions whose best move captures (by default they are skipped, as
     /// Fairy-Stockfish's trainers skip them: the net scores quiet positions).
     #[arg(long)]
@@ -88,6 +93,7 @@ pub fn run(a: LoopArgs) -> Result<()> {
             seed: a.seed,
             quiet: a.quiet,
             patience: (a.patience > 0).then_some(a.patience),
+            lr_drops: a.lr_drops,
             skip_captures: !a.keep_captures,
             ..NnueTrainOptions::default()
         },
