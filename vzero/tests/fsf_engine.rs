@@ -40,6 +40,19 @@ fn path_without_fsf() -> String {
     std::env::join_paths(dirs).unwrap().to_string_lossy().into_owned()
 }
 
+/// Runs `bash scripts/NAME args…` with this build's vzero, as on a machine with only the
+/// launcher (no `$VZERO_FSF`, no `fairy-stockfish` on the `PATH`).
+fn script(name: &str, args: &[&str]) -> std::process::Output {
+    Command::new("bash")
+        .arg(Path::new(ROOT).join("scripts").join(name))
+        .args(args)
+        .env("VZERO", BIN)
+        .env_remove("VZERO_FSF")
+        .env("PATH", path_without_fsf())
+        .output()
+        .unwrap()
+}
+
 /// Runs vzero as on a machine with only the launcher (no `$VZERO_FSF`, no `fairy-stockfish` on
 /// the `PATH`), plus `env`: exit code, stdout, stderr.
 fn vzero_env(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
@@ -239,14 +252,7 @@ fn the_teacher_inside_vzero_train_labels_with_the_engine_and_the_ladder_plays_it
     ckpts.sort();
     let ckpt = ckpts.last().unwrap();
     let out_dir = dir.join("ladder");
-    let ladder = Command::new("bash")
-        .arg(Path::new(ROOT).join("scripts/ladder.sh"))
-        .args(["empire", ckpt.to_str().unwrap(), "--games", "2", "--sims", "8", "--nodes", "1", "--concurrency", "1", "--out", out_dir.to_str().unwrap()])
-        .env("VZERO", BIN)
-        .env_remove("VZERO_FSF")
-        .env("PATH", path_without_fsf())
-        .output()
-        .unwrap();
+    let ladder = script("ladder.sh", &["empire", ckpt.to_str().unwrap(), "--games", "2", "--sims", "8", "--nodes", "1", "--concurrency", "1", "--out", out_dir.to_str().unwrap()]);
     let (lout, lerr) = (String::from_utf8_lossy(&ladder.stdout), String::from_utf8_lossy(&ladder.stderr));
     assert!(ladder.status.success(), "{lout}\n{lerr}");
     assert!(lout.contains("Fairy-Stockfish: fsf:nodes=1: Fairy-Stockfish"), "{lout}");
@@ -293,15 +299,7 @@ fn loop_round_and_eval_agreement(variant: &str, teacher: &str) {
         assert!(count(" with pieces in hand") >= 20 && count(" with promoted pieces") >= 10, "{last}");
     }
     // scripts/nnue-match.sh: one line with the result, its interval and the engine
-    let script = Path::new(ROOT).join("scripts/nnue-match.sh");
-    let m = Command::new("bash")
-        .arg(&script)
-        .args([variant, net.to_str().unwrap(), "--nodes", "1", "--games", "2", "--concurrency", "1"])
-        .env("VZERO", BIN)
-        .env_remove("VZERO_FSF")
-        .env("PATH", path_without_fsf())
-        .output()
-        .unwrap();
+    let m = script("nnue-match.sh", &[variant, net.to_str().unwrap(), "--nodes", "1", "--games", "2", "--concurrency", "1"]);
     let (mout, merr) = (String::from_utf8_lossy(&m.stdout), String::from_utf8_lossy(&m.stderr));
     assert!(m.status.success(), "{mout}\n{merr}");
     assert_eq!(mout.lines().count(), 1, "{mout}");
@@ -309,7 +307,7 @@ fn loop_round_and_eval_agreement(variant: &str, teacher: &str) {
     assert!(mout.contains(", Elo ") && mout.contains("engine: Fairy-Stockfish"), "{mout}");
     // a missing net, and both limits at once: one line each, exit 1, no match played
     for args in [vec![variant, "no-such.nnue"], vec![variant, net.to_str().unwrap(), "--nodes", "1", "--movetime", "5"]] {
-        let m = Command::new("bash").arg(&script).args(&args).env("VZERO", BIN).output().unwrap();
+        let m = Command::new("bash").arg(Path::new(ROOT).join("scripts/nnue-match.sh")).args(&args).env("VZERO", BIN).output().unwrap();
         let merr = String::from_utf8_lossy(&m.stderr);
         assert_eq!(m.status.code(), Some(1), "{args:?}: {merr}");
         assert_eq!(merr.lines().count(), 1, "{args:?}: {merr}");
@@ -337,14 +335,7 @@ fn nnue_sh_makes_a_net_from_nothing() {
     let dir = scratch("nnue-sh");
     let run = dir.join("run");
     let t = Instant::now();
-    let out = Command::new("bash")
-        .arg(Path::new(ROOT).join("scripts/nnue.sh"))
-        .args(["empire", "--minutes", "0.6", "--run", run.to_str().unwrap(), "--workers", "1"])
-        .env("VZERO", BIN)
-        .env_remove("VZERO_FSF")
-        .env("PATH", path_without_fsf())
-        .output()
-        .unwrap();
+    let out = script("nnue.sh", &["empire", "--minutes", "0.6", "--run", run.to_str().unwrap(), "--workers", "1"]);
     let (sout, serr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success(), "{sout}\n{serr}");
     assert!(sout.contains("teacher fsf:depth=2"), "{sout}");
@@ -354,14 +345,7 @@ fn nnue_sh_makes_a_net_from_nothing() {
     assert!(std::fs::metadata(&net).unwrap().len() > 100_000, "{}", net.display());
     assert!(t.elapsed() < Duration::from_secs(240), "{:?}", t.elapsed());
     // the engine loads it: one short game of the net against classical
-    let m = Command::new("bash")
-        .arg(Path::new(ROOT).join("scripts/nnue-match.sh"))
-        .args(["empire", net.to_str().unwrap(), "--nodes", "1", "--games", "2", "--concurrency", "1"])
-        .env("VZERO", BIN)
-        .env_remove("VZERO_FSF")
-        .env("PATH", path_without_fsf())
-        .output()
-        .unwrap();
+    let m = script("nnue-match.sh", &["empire", net.to_str().unwrap(), "--nodes", "1", "--games", "2", "--concurrency", "1"]);
     let mout = String::from_utf8_lossy(&m.stdout);
     assert!(m.status.success() && mout.contains("2 games: W/D/L "), "{mout}\n{}", String::from_utf8_lossy(&m.stderr));
     std::fs::remove_dir_all(&dir).unwrap();

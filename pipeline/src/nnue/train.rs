@@ -363,7 +363,6 @@ fn train_steps(trainer: &mut Trainer, data: &Data, opts: &NnueTrainOptions, thre
     let mut batch: Vec<&Sample> = Vec::with_capacity(opts.batch);
     let mut trained = Trained { last_step: trainer.step, stopped_early: false, validation_loss: f32::NAN, best: None, saved: None };
     let mut plateau = opts.patience.map(|p| Plateau::new(p, opts.lr_drops));
-    let mut verdict = Verdict::Go;
     while !finished(trainer) {
         batch.clear();
         while batch.len() < opts.batch {
@@ -382,6 +381,7 @@ fn train_steps(trainer: &mut Trainer, data: &Data, opts: &NnueTrainOptions, thre
         pb.inc(1);
         let last = finished(trainer);
         if trainer.step % opts.log_every.max(1) == 0 || last {
+            let mut verdict = Verdict::Go;
             if !data.validation.is_empty() {
                 let val = mean_loss(&trainer.net, &data.validation, opts.lambda, threads);
                 trained.validation_loss = val;
@@ -398,16 +398,16 @@ fn train_steps(trainer: &mut Trainer, data: &Data, opts: &NnueTrainOptions, thre
             out.log(trainer, train_loss, trained.validation_loss, pps)?;
             pb.set_message(format!("loss {train_loss:.5} val {:.5} {pps:.0} pos/s", trained.validation_loss));
             (window_loss, window_n, window_t, window_pos) = (0.0, 0, Instant::now(), trainer.positions);
-        }
-        match std::mem::replace(&mut verdict, Verdict::Go) {
-            Verdict::Go => {}
-            Verdict::DropRate => {
-                trainer.adam.lr /= LR_DROP;
-                pb.println(format!("step {}: no better validation loss in {} checks; learning rate now {:.2e}", trainer.step, opts.patience.unwrap_or(0), trainer.adam.lr));
-            }
-            Verdict::Stop => {
-                trained.stopped_early = true;
-                break;
+            match verdict {
+                Verdict::Go => {}
+                Verdict::DropRate => {
+                    trainer.adam.lr /= LR_DROP;
+                    pb.println(format!("step {}: no better validation loss in {} checks; learning rate now {:.2e}", trainer.step, opts.patience.unwrap_or(0), trainer.adam.lr));
+                }
+                Verdict::Stop => {
+                    trained.stopped_early = true;
+                    break;
+                }
             }
         }
         if last_ckpt.elapsed().as_secs_f64() >= opts.checkpoint_minutes * 60.0 && !last {
