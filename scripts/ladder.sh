@@ -23,11 +23,11 @@
 #                   there is one; none skips the row)
 #   --out DIR       keeps every row's PGN and the table (default: a temporary directory)
 #
-# VZERO names the vzero binary (default target/release/vzero, built when missing).
+# VZERO names the vzero binary, with vzero-torch beside it (default target/release/vzero, built).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-usage() { sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0" >&2; exit 2; }
 [ $# -ge 2 ] || usage
 variant=$1 ckpt=$2
 shift 2
@@ -50,10 +50,8 @@ while [ $# -gt 0 ]; do
 done
 [ -e "$ckpt" ] || { echo "ladder.sh: checkpoint '$ckpt' not found" >&2; exit 1; }
 case $games in ''|*[!0-9]*|0) echo "ladder.sh: --games must be a positive number, not '$games'" >&2; exit 1 ;; esac
-vzero=${VZERO:-target/release/vzero}
-if [ ! -x "$vzero" ]; then
-  cargo build --release --locked -p vzero --bin vzero
-fi
+. scripts/vzero-bin.sh
+vzero_bin ladder.sh || exit 1
 # Fairy-Stockfish: the spec head of its rows (uci:PATH:variantpath=INI, or vzero's fsf player)
 fsf_spec="" fsf_note=""
 if [ "$fsf" = none ]; then

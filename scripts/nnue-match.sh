@@ -19,11 +19,11 @@
 #                   $VZERO_FSF or a fairy-stockfish on the PATH comes first
 #   --concurrency C games at once (default 2: one per core of a 2-core machine)
 #
-# VZERO names the vzero binary (default target/release/vzero, built when missing).
+# VZERO names the vzero binary, with vzero-torch beside it (default target/release/vzero, built).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0" >&2; exit 2; }
 [ $# -ge 2 ] || usage
 variant=$1 net=$2
 shift 2
@@ -53,10 +53,8 @@ else number --nodes "$nodes"; limit="nodes=$nodes"; what="$nodes nodes per move"
 number --games "$games"
 number --concurrency "$concurrency"
 
-vzero=${VZERO:-target/release/vzero}
-if [ ! -x "$vzero" ]; then
-  cargo build --release --locked -p vzero --bin vzero
-fi
+. scripts/vzero-bin.sh
+vzero_bin nnue-match.sh || exit 1
 if [ -n "$fsf" ]; then
   . scripts/fsf-spec.sh
   head=$(fsf_spec_head nnue-match.sh "$fsf" "$ini")

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A Fairy-Stockfish NNUE net from nothing, with the measured defaults (docs/nnue.md, "Issue 34"):
-# installs what is missing (LibTorch is not needed; Fairy-Stockfish from the pyffish wheel), then
+# installs what is missing (LibTorch, Fairy-Stockfish from the pyffish wheel), then
 #   1. `vzero nnue play`: Fairy-Stockfish plays games at depth 2 (its own training-data
 #      generator's depth) and every searched position is kept with its score (83% of the minutes);
 #   2. `vzero nnue train`: one training from scratch on every labelled position of the run, with
@@ -19,11 +19,11 @@
 #   --teacher SPEC  the labelling engine (default fsf:depth=2)
 #   --workers N     Fairy-Stockfish processes labelling at once (default: the cores)
 #
-# VZERO names the vzero binary (default target/release/vzero, built when missing).
+# VZERO names the vzero binary, with vzero-torch beside it (default target/release/vzero, built).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0" >&2; exit 2; }
 [ $# -ge 1 ] || usage
 variant=$1
 shift
@@ -41,15 +41,8 @@ while [ $# -gt 0 ]; do
 done
 run=${run:-runs/nnue-$variant}
 case $minutes in ''|*[!0-9.]*) echo "nnue.sh: --minutes must be a number, not '$minutes'" >&2; exit 1 ;; esac
-if ! command -v cargo >/dev/null; then
-  echo "error: cargo not found; install Rust (https://rustup.rs) first" >&2
-  exit 1
-fi
-VZERO_SKIP_PYTHON=1 VZERO_SKIP_S3=1 bash scripts/setup.sh
-vzero=${VZERO:-target/release/vzero}
-if [ -z "${VZERO:-}" ]; then
-  cargo build --release --locked -p vzero --bin vzero
-fi
+. scripts/vzero-bin.sh
+vzero_bin nnue.sh || exit 1
 t0=$(date +%s)
 # The split follows the measured rates (docs/nnue.md, empire at depth 2 on 2 cores): ~2,800
 # positions/s labelled, ~43,000/s read back and ~15,000/s trained, where the held-out loss stops
