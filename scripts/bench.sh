@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Benchmarks: scripts/bench.sh <perft|nn|nnue|mcts|selfplay|fsf|...> [args...]
 # Each prints medians and ratios against a reference measured in the same run.
+{ # the whole script is read before it runs: editing it (or a git pull) during a run changes nothing
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-}
@@ -32,3 +33,5 @@ case "$what" in
   nn-compare) bash scripts/nn-compare.sh "$@" ;;
   *) echo "usage: scripts/bench.sh <perft|mcts|nn|nnue|fsf|nn-compare|selfplay|learn|rows|window-mem> [args...]" >&2; exit 2 ;;
 esac
+exit
+}

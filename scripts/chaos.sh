@@ -14,6 +14,7 @@
 # invariant or failed resume. Needs target/release/vzero (built if missing) and .venv
 # (scripts/setup.sh). The disk-full phase needs root (mount -t tmpfs); without it, it says so
 # and the summary counts it as not run.
+{ # the whole script is read before it runs: editing it (or a git pull) during a run changes nothing
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -263,3 +264,5 @@ T1=$(date +%s)
 echo "chaos: ok in $((T1 - T0)) s: $N_KILLS kills, $N_REFUSED second learners refused, $N_PAUSES server pauses of $PAUSE_S s, $N_ERROR_WINDOWS error windows of $ERRORS_S s ($N_ERRORS_SERVED requests answered 503; trains rode out $N_RODE_OUT of these faults, $N_STOPPED stopped cleanly), disk full $N_DISK_FULL times (phase run: $DISK_FULL_RUN), $N_CHECKS run checks"
 echo "chaos: disk run: $DISK_COUNTS"
 echo "chaos: s3 run: $S3_COUNTS"
+exit
+}

@@ -14,6 +14,7 @@
 # out like scripts/setup.sh's cpu flavour in .gpu-bundle/site: the CUDA libraries pruned, so the
 # binaries link LibTorch's CPU part only and load its CUDA part at run time
 # (vzero_model::device::load_cuda_backend). The binaries are stripped (about 20 MB together).
+{ # the whole script is read before it runs: editing it (or a git pull) during a run changes nothing
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -105,3 +106,5 @@ if [ $CHECK = 1 ]; then
   ls "$out/run/checkpoints" | tail -n 2
   echo "gpu-bundle: --check ok" >&2
 fi
+exit
+}

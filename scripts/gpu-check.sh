@@ -11,6 +11,7 @@
 # Everything is logged to runs/gpu-check-<date>/gpu-check.log. Exit status 0 when every step
 # ran and the device was CUDA. Afterwards `TORCH_FLAVOR=cpu scripts/setup.sh` returns to the
 # small CPU flavour.
+{ # the whole script is read before it runs: editing it (or a git pull) during a run changes nothing
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MINUTES=${1:-5}
@@ -48,3 +49,5 @@ echo "== figures"
 tail -n 3 "$OUT/run/metrics.csv" | cut -d, -f1-5,12-13
 if [ -f "$OUT/run/arena/elo.csv" ]; then cat "$OUT/run/arena/elo.csv"; fi
 echo "gpu-check: done, log in $OUT/gpu-check.log"
+exit
+}

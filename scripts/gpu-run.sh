@@ -12,6 +12,7 @@
 # of the trained net against the CPU-trained nets/empire-m60-teacher. What comes back (at most
 # 8 files): gpu-run.log (everything printed), results.tar.gz (metrics, ratings, utilisation,
 # benchmark tables) and checkpoint.tar.gz (the run's final checkpoint).
+{ # the whole script is read before it runs: editing it (or a git pull) during a run changes nothing
 set -uo pipefail
 cd "$(dirname "$0")/.."
 MINUTES=${1:-3.5}
@@ -91,3 +92,5 @@ fi
 ls -la "$OUTDIR"
 stamp "done (fail=$fail)"
 exit $fail
+exit
+}

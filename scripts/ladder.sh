@@ -24,6 +24,7 @@
 #   --out DIR       keeps every row's PGN and the table (default: a temporary directory)
 #
 # VZERO names the vzero binary, with vzero-torch beside it (default target/release/vzero, built).
+{ # the whole script is read before it runs: editing it (or a git pull) during a run changes nothing
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -128,3 +129,5 @@ fi
 } > "$table"
 cat "$table"
 echo "(games and logs in $out)"
+exit
+}

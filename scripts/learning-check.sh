@@ -24,6 +24,7 @@
 # Output: the matches, then "== summary" with one line per opponent, a markdown row for the
 # ablation table in docs/strength.md, and the same written to <run>/learning-check.md.
 # Verdict: "learned" when the lower end of the 95% interval of final vs generation 0 is above 0.
+{ # the whole script is read before it runs: editing it (or a git pull) during a run changes nothing
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VARIANT=${LC_VARIANT:-empire}
@@ -135,3 +136,5 @@ else
   echo "verdict: did not learn (final vs gen 0: lower bound ${LO:-?} <= 0)"
   exit 1
 fi
+exit
+}

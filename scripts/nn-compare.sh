@@ -6,6 +6,7 @@
 # target dir (minutes the first time), then alternates old and new runs, one repetition each per
 # round, and prints medians of positions/s (wall clock and this thread's CPU time) and GFLOP/s
 # (nominal FLOPs of the full forward pass, NetConfig::flops_per_position) per batch.
+{ # the whole script is read before it runs: editing it (or a git pull) during a run changes nothing
 set -euo pipefail
 cd "$(dirname "$0")/.."
 old=${1:-eb26521}
@@ -47,3 +48,5 @@ for net, batch in sorted({(n, b) for n, b, _ in runs}):
     print(f"| {net} | {batch} | {ow:.0f} ({g(ow):.1f}) | {nw:.0f} ({g(nw):.1f}) | {nw/ow:.2f} | {oc:.0f} | {nc:.0f} | {nc/oc:.2f} |")
 EOF
 rm -f "$out"
+exit
+}

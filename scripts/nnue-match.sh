@@ -20,6 +20,7 @@
 #   --concurrency C games at once (default 2: one per core of a 2-core machine)
 #
 # VZERO names the vzero binary, with vzero-torch beside it (default target/release/vzero, built).
+{ # the whole script is read before it runs: editing it (or a git pull) during a run changes nothing
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -75,3 +76,5 @@ engine=$(sed -n 's/^engine fsf-nnue: //p' "$log" | head -n1)
 wdl=$(grep -m1 '^W/D/L' "$log" | sed 's/^W\/D\/L //')
 elo=$(grep -m1 '^elo ' "$log" | sed 's/^elo //')
 echo "$variant $(basename "$net") vs classical, $what, $games games: W/D/L $wdl, Elo ${elo:-n/a}; engine: ${engine:-$head}"
+exit
+}

@@ -20,6 +20,7 @@
 #   --workers N     Fairy-Stockfish processes labelling at once (default: the cores)
 #
 # VZERO names the vzero binary, with vzero-torch beside it (default target/release/vzero, built).
+{ # the whole script is read before it runs: editing it (or a git pull) during a run changes nothing
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -63,3 +64,5 @@ net=$("$vzero" nnue export --run "$final" --out "$nets/" | sed -n 's/^wrote \([^
 [ -n "$net" ] || { echo "nnue.sh: export printed no file name" >&2; exit 1; }
 echo "net: $net ($(( ($(date +%s) - t0 + 30) / 60 )) minutes)"
 echo "measure it: scripts/nnue-match.sh $variant $net --movetime 100 --games 200 [--fsf /path/to/native/fairy-stockfish]"
+exit
+}

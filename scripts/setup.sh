@@ -13,6 +13,7 @@
 # Switching flavour recreates .venv and runs `cargo clean -p torch-sys` (torch-sys caches which
 # libtorch libs it links; a stale -ltorch_cuda fails to link against the pruned cpu flavour).
 # A run that is interrupted leaves no stamp, so the next run starts over.
+{ # the whole script is read before it runs: editing it (or a git pull) during a run changes nothing
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TORCH_VERSION=2.13.0            # must match tch: tch 0.26.0 / torch-sys 0.26.0 expect 2.13.0
@@ -160,3 +161,5 @@ if [ "${VZERO_SKIP_PYTHON:-0}" != 1 ] && [ ! -e "$tbstamp" ]; then
   fi
 fi
 echo "setup ok: torch $TORCH_VERSION ($FLAVOR) in $VENV ($(du -sh "$VENV/" | cut -f1))"
+exit
+}

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is missing, then runs every test of the workspace.
 # Usage: scripts/test.sh [extra cargo test args]
+{ # the whole script is read before it runs: editing it (or a git pull) during a run changes nothing
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v cargo >/dev/null; then
@@ -41,3 +42,5 @@ if [ "${VZERO_SKIP_CHAOS:-0}" != 1 ]; then
 else
   echo "test.sh: VZERO_SKIP_CHAOS=1: the fault test (scripts/chaos.sh --short) is skipped" >&2
 fi
+exit
+}

@@ -2,6 +2,7 @@
 # Installs what is missing, then runs a short default training run (empire, a few minutes on a
 # 2-core machine) and prints where the checkpoints, data, metrics and plots are.
 # Usage: scripts/train.sh [minutes=5] [run dir=runs/quickstart] [extra vzero train args...]
+{ # the whole script is read before it runs: editing it (or a git pull) during a run changes nothing
 set -euo pipefail
 cd "$(dirname "$0")/.."
 minutes=${1:-5}
@@ -18,3 +19,5 @@ fi
 VZERO_SKIP_PYTHON=1 VZERO_SKIP_S3=1 bash scripts/setup.sh
 cargo build --release --locked -p vzero
 ./target/release/vzero train --variant empire --run "$run" --minutes "$minutes" "$@"
+exit
+}

@@ -351,6 +351,40 @@ fn nnue_sh_makes_a_net_from_nothing() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// The scripts that run vzero's commands refuse a `vzero` launcher without `vzero-torch`
+/// beside it before any work (it runs every command but the rules ones: the scripts once built
+/// only the launcher, and a fresh clone's `scripts/nnue.sh` failed after its setup); the
+/// message names the script and the fix, and nnue.sh has made no run.
+#[test]
+fn scripts_refuse_a_launcher_without_vzero_torch_before_any_work() {
+    let dir = scratch("lonely-launcher");
+    let lonely = dir.join("vzero");
+    std::fs::copy(BIN, &lonely).unwrap();
+    let run = dir.join("run");
+    let net = dir.join("x.nnue");
+    std::fs::write(&net, b"not used").unwrap();
+    let cases: [(&str, Vec<&str>); 3] = [
+        ("nnue.sh", vec!["empire", "--minutes", "0.2", "--run", run.to_str().unwrap()]),
+        ("nnue-match.sh", vec!["empire", net.to_str().unwrap(), "--games", "2"]),
+        ("ladder.sh", vec!["empire", net.to_str().unwrap(), "--games", "2"]),
+    ];
+    for (name, args) in cases {
+        let out = Command::new("bash").arg(Path::new(ROOT).join("scripts").join(name)).args(&args).env("VZERO", &lonely).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{name}: {err}");
+        assert!(err.contains(&format!("{name}: '{}' has no vzero-torch beside it", lonely.display())), "{name}: {err}");
+        assert!(err.contains("cargo build --release -p vzero"), "{name}: {err}");
+    }
+    assert!(!run.exists(), "nnue.sh made a run before refusing");
+    // the same launcher with its sibling passes the check (the rules commands need no sibling)
+    let torch = Path::new(BIN).with_file_name("vzero-torch");
+    std::fs::copy(&torch, dir.join("vzero-torch")).unwrap();
+    let out = Command::new("bash").arg(Path::new(ROOT).join("scripts/nnue-match.sh")).args(["empire", net.to_str().unwrap(), "--games", "2", "--fsf", "/nonexistent/fsf"]).env("VZERO", &lonely).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && !err.contains("vzero-torch") && err.contains("'/nonexistent/fsf' is not executable"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// A multi-PV teacher (`opt=MultiPV=3`): each search also keeps the positions its other lines
 /// lead to, scored by the line from the new mover's side, with the line's reply as the move and
 /// no result (they are off the game's path); the trainer reads them all.

@@ -1,0 +1,70 @@
+//! The scripts in `scripts/` are read whole before they run: bash reads a plain script as it
+//! goes, so editing one during a run — a `git pull` while `scripts/nnue.sh` labels for two
+//! hours — ran the rest of the new text from the old offset (it once ended a 91-minute labelling
+//! run with a syntax error instead of a net). Each executed script holds its body in one `{ … }`
+//! block, which bash parses to the end before running any of it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+
+/// The executed scripts (those with a `#!` line; the sourced helpers have none).
+fn executed_scripts() -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(Path::new(ROOT).join("scripts"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "sh"))
+        .filter(|p| std::fs::read_to_string(p).unwrap().starts_with("#!"))
+        .collect();
+    out.sort();
+    out
+}
+
+/// The block's first line as the scripts write it (after the header comments).
+fn block_opening(text: &str) -> &str {
+    text.lines().skip(1).find(|l| !l.starts_with('#')).unwrap_or("")
+}
+
+#[test]
+fn every_script_holds_its_body_in_one_block() {
+    let scripts = executed_scripts();
+    assert!(scripts.len() >= 10, "{scripts:?}");
+    for p in scripts {
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert!(block_opening(&text).starts_with("{ "), "{}: the first line after the header must open the block", p.display());
+        assert!(text.ends_with("\nexit\n}\n"), "{}: must end with `exit` and the block's `}}`", p.display());
+        let out = Command::new("bash").arg("-n").arg(&p).output().unwrap();
+        assert!(out.status.success(), "{}: {}", p.display(), String::from_utf8_lossy(&out.stderr));
+    }
+}
+
+/// Runs a script that rewrites itself while it sleeps; returns its exit code and output.
+fn run_while_rewritten(dir: &Path, text: &str) -> (Option<i32>, String) {
+    let path = dir.join("s.sh");
+    std::fs::write(&path, text).unwrap();
+    let child = Command::new("bash").arg(&path).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    // a different script of another length, as a pull would leave
+    std::fs::write(&path, format!("#!/usr/bin/env bash\necho new-first-line\n{}\necho 'new tail' )\n", "# changed\n".repeat(3))).unwrap();
+    let out = child.wait_with_output().unwrap();
+    (out.status.code(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+}
+
+#[test]
+fn a_script_in_the_block_runs_as_it_was_when_started() {
+    let dir = std::env::temp_dir().join(format!("vzero-scripts-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let opening = block_opening(&std::fs::read_to_string(Path::new(ROOT).join("scripts/nnue.sh")).unwrap()).to_string();
+    let body = "set -euo pipefail\necho first\nsleep 1\necho second\n";
+    // the scripts' own pattern: the old text runs to its end
+    let (code, out) = run_while_rewritten(&dir, &format!("#!/usr/bin/env bash\n# header\n{opening}\n{body}exit\n}}\n"));
+    assert_eq!(code, Some(0), "{out}");
+    assert_eq!(out, "first\nsecond\n");
+    // without it, bash goes on reading the new text from the old offset (what the block prevents)
+    let (code, out) = run_while_rewritten(&dir, &format!("#!/usr/bin/env bash\n# header\n{body}"));
+    assert!(code != Some(0) || out != "first\nsecond\n", "{code:?} {out}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
