@@ -43,10 +43,15 @@ fn path_without_fsf() -> String {
 /// Runs `bash scripts/NAME args…` with this build's vzero, as on a machine with only the
 /// launcher (no `$VZERO_FSF`, no `fairy-stockfish` on the `PATH`).
 fn script(name: &str, args: &[&str]) -> std::process::Output {
+    script_with(Path::new(BIN), name, args)
+}
+
+/// [`script`] with another vzero binary as `$VZERO`.
+fn script_with(vzero: &Path, name: &str, args: &[&str]) -> std::process::Output {
     Command::new("bash")
         .arg(Path::new(ROOT).join("scripts").join(name))
         .args(args)
-        .env("VZERO", BIN)
+        .env("VZERO", vzero)
         .env_remove("VZERO_FSF")
         .env("PATH", path_without_fsf())
         .output()
@@ -369,7 +374,7 @@ fn scripts_refuse_a_launcher_without_vzero_torch_before_any_work() {
         ("ladder.sh", vec!["empire", net.to_str().unwrap(), "--games", "2"]),
     ];
     for (name, args) in cases {
-        let out = Command::new("bash").arg(Path::new(ROOT).join("scripts").join(name)).args(&args).env("VZERO", &lonely).output().unwrap();
+        let out = script_with(&lonely, name, &args);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{name}: {err}");
         assert!(err.contains(&format!("{name}: '{}' has no vzero-torch beside it", lonely.display())), "{name}: {err}");
@@ -379,7 +384,7 @@ fn scripts_refuse_a_launcher_without_vzero_torch_before_any_work() {
     // the same launcher with its sibling passes the check (the rules commands need no sibling)
     let torch = Path::new(BIN).with_file_name("vzero-torch");
     std::fs::copy(&torch, dir.join("vzero-torch")).unwrap();
-    let out = Command::new("bash").arg(Path::new(ROOT).join("scripts/nnue-match.sh")).args(["empire", net.to_str().unwrap(), "--games", "2", "--fsf", "/nonexistent/fsf"]).env("VZERO", &lonely).output().unwrap();
+    let out = script_with(&lonely, "nnue-match.sh", &["empire", net.to_str().unwrap(), "--games", "2", "--fsf", "/nonexistent/fsf"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && !err.contains("vzero-torch") && err.contains("'/nonexistent/fsf' is not executable"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
