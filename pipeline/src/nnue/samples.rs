@@ -74,14 +74,15 @@ fn holdout_key(what: &str, path: &str) -> String {
 /// Which items are held out for validation: those whose key ([`holdout_key`]: file name and
 /// index, not the directory) hashes below `holdout`, so that an item keeps its side as the data
 /// grows (a trainer resumed on more data, e.g. each round of the loop, never trains on what it
-/// validated on before); at least one when there are two or more items.
+/// validated on before); at least one when there are two or more items, and never every item
+/// (a run of one chunk trains on it, with no validation, rather than on nothing).
 fn holdout_split(keys: &[&str], holdout: f64) -> Vec<bool> {
     let cut = (holdout.clamp(0.0, 1.0) * u64::MAX as f64) as u64;
     let mut held: Vec<bool> = keys.iter().map(|k| holdout > 0.0 && vzero_base::fnv1a64(k.as_bytes()) < cut).collect();
     if holdout > 0.0 && keys.len() >= 2 && !held.contains(&true) {
         held[keys.len() - 1] = true;
     }
-    if keys.len() >= 2 && !held.contains(&false) {
+    if !held.is_empty() && !held.contains(&false) {
         held[0] = false;
     }
     held
@@ -279,5 +280,8 @@ mod tests {
         assert_eq!(split(items("/a", 2), 0.0), vec![false, false]);
         let two = split(items("/a", 2), 0.01);
         assert!(two.contains(&true) && two.contains(&false), "{two:?}");
+        // a single item (a run of one chunk) is trained on, whatever its hash: never all held out
+        assert_eq!(split(items("/a", 1), 1.0), vec![false]);
+        assert_eq!(split(items("/a", 2), 1.0), vec![false, true]);
     }
 }
