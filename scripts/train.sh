@@ -8,16 +8,12 @@ cd "$(dirname "$0")/.."
 minutes=${1:-5}
 run=${2:-runs/quickstart}
 shift $(( $# > 2 ? 2 : $# )) || true
-if ! command -v cargo >/dev/null; then
-  echo "error: cargo not found; install Rust (https://rustup.rs) first" >&2
-  exit 1
-fi
 # Training needs the Rust side's LibTorch and Fairy-Stockfish (pyffish, a 5.6 MB download: the
 # default teacher of empire and shogun, run by scripts/fairy-stockfish); it skips the test-only
 # installs (Python torch for the export check, ~4.7 GB; the S3 test server), which
-# scripts/test.sh adds.
-VZERO_SKIP_PYTHON=1 VZERO_SKIP_S3=1 bash scripts/setup.sh
-cargo build --release --locked -p vzero
-./target/release/vzero train --variant empire --run "$run" --minutes "$minutes" "$@"
+# scripts/test.sh adds. VZERO names a built vzero (with vzero-torch beside it) instead of building.
+. scripts/vzero-bin.sh
+vzero_bin train.sh || exit 1
+"$vzero" train --variant empire --run "$run" --minutes "$minutes" "$@"
 exit
 }

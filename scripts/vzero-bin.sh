@@ -1,5 +1,5 @@
-# Sourced by the scripts that run vzero's commands (ladder.sh, nnue.sh, nnue-match.sh): one way
-# to find the binary.
+# Sourced by the scripts that run vzero's commands (ladder.sh, nnue.sh, nnue-match.sh, train.sh):
+# one way to find the binary.
 #
 # vzero_bin SCRIPT first installs what is missing (scripts/setup.sh without the Python export
 # venv and the S3 server: LibTorch, and Fairy-Stockfish from the pyffish wheel, the default
