@@ -339,11 +339,16 @@ fn nnue_sh_makes_a_net_from_nothing() {
     launcher();
     let dir = scratch("nnue-sh");
     let run = dir.join("run");
+    // a share of the minutes that is not between 0 and 1 is refused before any work
+    let bad = script("nnue.sh", &["empire", "--minutes", "0.6", "--run", run.to_str().unwrap(), "--play-share", "1.5"]);
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(!bad.status.success() && err.contains("--play-share must be a number between 0 and 1, not '1.5'"), "{err}");
+    assert!(!run.exists(), "nnue.sh made a run before refusing");
     let t = Instant::now();
-    let out = script("nnue.sh", &["empire", "--minutes", "0.6", "--run", run.to_str().unwrap(), "--workers", "1"]);
+    let out = script("nnue.sh", &["empire", "--minutes", "0.6", "--run", run.to_str().unwrap(), "--workers", "1", "--play-share", "0.7"]);
     let (sout, serr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success(), "{sout}\n{serr}");
-    assert!(sout.contains("teacher fsf:depth=2"), "{sout}");
+    assert!(sout.contains("vzero nnue play (0.42 minutes, teacher fsf:depth=2,"), "{sout}");
     let net = sout.lines().find_map(|l| l.strip_prefix("net: ")).unwrap_or_else(|| panic!("{sout}"));
     let net = PathBuf::from(net.split(" (").next().unwrap());
     assert!(net.starts_with(run.join("nets")) && net.extension().is_some_and(|e| e == "nnue"), "{}", net.display());
@@ -359,7 +364,7 @@ fn nnue_sh_makes_a_net_from_nothing() {
 /// The scripts that run vzero's commands refuse a `vzero` launcher without `vzero-torch`
 /// beside it before any work (it runs every command but the rules ones: the scripts once built
 /// only the launcher, and a fresh clone's `scripts/nnue.sh` failed after its setup); the
-/// message names the script and the fix, and nnue.sh has made no run.
+/// message names the script and the fix, and nnue.sh and train.sh have made no run.
 #[test]
 fn scripts_refuse_a_launcher_without_vzero_torch_before_any_work() {
     let dir = scratch("lonely-launcher");
@@ -368,8 +373,10 @@ fn scripts_refuse_a_launcher_without_vzero_torch_before_any_work() {
     let run = dir.join("run");
     let net = dir.join("x.nnue");
     std::fs::write(&net, b"not used").unwrap();
-    let cases: [(&str, Vec<&str>); 3] = [
+    let train_run = dir.join("train-run");
+    let cases: [(&str, Vec<&str>); 4] = [
         ("nnue.sh", vec!["empire", "--minutes", "0.2", "--run", run.to_str().unwrap()]),
+        ("train.sh", vec!["0.2", train_run.to_str().unwrap()]),
         ("nnue-match.sh", vec!["empire", net.to_str().unwrap(), "--games", "2"]),
         ("ladder.sh", vec!["empire", net.to_str().unwrap(), "--games", "2"]),
     ];
@@ -381,6 +388,7 @@ fn scripts_refuse_a_launcher_without_vzero_torch_before_any_work() {
         assert!(err.contains("cargo build --release -p vzero"), "{name}: {err}");
     }
     assert!(!run.exists(), "nnue.sh made a run before refusing");
+    assert!(!train_run.exists(), "train.sh made a run before refusing");
     // the same launcher with its sibling passes the check (the rules commands need no sibling)
     let torch = Path::new(BIN).with_file_name("vzero-torch");
     std::fs::copy(&torch, dir.join("vzero-torch")).unwrap();
