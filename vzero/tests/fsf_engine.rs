@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use vzero_data::{Chunk, RunDir, Source};
+use vzero_data::{Chunk, RunDir, Source, TeacherScore};
 
 const BIN: &str = env!("CARGO_BIN_EXE_vzero");
 const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
@@ -343,12 +343,33 @@ fn nnue_sh_makes_a_net_from_nothing() {
     let bad = script("nnue.sh", &["empire", "--minutes", "0.6", "--run", run.to_str().unwrap(), "--play-share", "1.5"]);
     let err = String::from_utf8_lossy(&bad.stderr);
     assert!(!bad.status.success() && err.contains("--play-share must be a number between 0 and 1, not '1.5'"), "{err}");
+    let bad = script("nnue.sh", &["empire", "--minutes", "0.6", "--run", run.to_str().unwrap(), "--adjudicate-cp", "1.5"]);
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(!bad.status.success() && err.contains("--adjudicate-cp must be a whole number of centipawns, not '1.5'"), "{err}");
     assert!(!run.exists(), "nnue.sh made a run before refusing");
     let t = Instant::now();
-    let out = script("nnue.sh", &["empire", "--minutes", "0.6", "--run", run.to_str().unwrap(), "--workers", "1", "--play-share", "0.7"]);
+    let out = script(
+        "nnue.sh",
+        &["empire", "--minutes", "0.6", "--run", run.to_str().unwrap(), "--workers", "1", "--play-share", "0.7", "--adjudicate-cp", "100000"],
+    );
     let (sout, serr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success(), "{sout}\n{serr}");
     assert!(sout.contains("vzero nnue play (0.42 minutes, teacher fsf:depth=2,"), "{sout}");
+    // the adjudication limit reaches the games: none ends on a centipawn score (only a mate
+    // adjudicates), where the default 1,500 cp ends most of them
+    let rd = RunDir::open_existing(&run).unwrap();
+    let mut adjudicated = 0;
+    for path in rd.list_chunks().unwrap() {
+        let c = Chunk::open(&path).unwrap();
+        let scored = c.scored_positions().unwrap();
+        for g in c.games().unwrap().iter().filter(|g| g.reason == "adjudication" && g.moves.len() >= 8) {
+            // (positions before ply 8, the default --write-from, are not kept)
+            let last = scored.iter().find(|s| s.moves == g.moves).unwrap_or_else(|| panic!("no decisive position: {g:?}"));
+            assert!(matches!(last.score, TeacherScore::Mate(_)), "adjudicated below 100000 cp: {:?}", last.score);
+            adjudicated += 1;
+        }
+    }
+    eprintln!("{adjudicated} games adjudicated by a mate score");
     let net = sout.lines().find_map(|l| l.strip_prefix("net: ")).unwrap_or_else(|| panic!("{sout}"));
     let net = PathBuf::from(net.split(" (").next().unwrap());
     assert!(net.starts_with(run.join("nets")) && net.extension().is_some_and(|e| e == "nnue"), "{}", net.display());
