@@ -2,7 +2,8 @@
 # A Fairy-Stockfish NNUE net from nothing, with the measured defaults (docs/nnue.md, "Issue 34"):
 # installs what is missing (LibTorch, Fairy-Stockfish from the pyffish wheel), then
 #   1. `vzero nnue play`: Fairy-Stockfish plays games at depth 2 (its own training-data
-#      generator's depth) and every searched position is kept with its score (83% of the minutes);
+#      generator's depth) and every searched position is kept with its score (--play-share
+#      of the minutes, 83% by default);
 #   2. `vzero nnue train`: one training from scratch on every labelled position of the run, with
 #      early stopping and two learning-rate drops (the rest of the minutes at most, reading the
 #      positions included);
@@ -57,7 +58,8 @@ t0=$(date +%s)
 # The split follows the measured rates (docs/nnue.md, empire at depth 2 on 2 cores): ~2,800
 # positions/s labelled, ~43,000/s read back and ~15,000/s trained, where the held-out loss stops
 # improving after about one epoch of the ~70% of positions that are kept: reading and one epoch
-# take ~20% of the labelling time.
+# take ~20% of the labelling time: the default --play-share 0.83. A multi-PV teacher's positions
+# take about twice the reading and training per labelling minute (0.78 measured).
 play_minutes=$(awk -v m="$minutes" -v f="$share" 'BEGIN { printf "%.2f", m * f }')
 echo "== 1/3 vzero nnue play ($play_minutes minutes, teacher $teacher, $workers workers, adjudicated at $adjudicate cp)"
 "$vzero" nnue play --variant "$variant" --run "$run" --minutes "$play_minutes" --teacher "$teacher" --workers "$workers" \
