@@ -222,3 +222,45 @@ impl FsfMapping {
         Ok(())
     }
 }
+
+/// The features' left-right mirror: the permutation that takes every feature of a position to
+/// the same feature of the position mirrored across the middle file (a piece's and its king's
+/// squares mirrored, hand slots unchanged). Where the pieces move as their mirror images (see
+/// [`vzero_rules::Variant::moves_mirror_symmetric`]) the mirrored position is worth what the
+/// original is (castling rights are no feature), so a trainer may show either: Fairy-Stockfish's
+/// `HalfKAv2Variants` has a block for every king square, where Stockfish's chess features fold
+/// the mirror into the input instead.
+#[derive(Clone, Debug)]
+pub struct FeatureMirror {
+    map: Vec<u32>,
+}
+
+impl FeatureMirror {
+    /// The mirror of `m`'s features; `None` when a piece moves asymmetrically (a mirrored
+    /// position would not be worth the original's).
+    pub fn of(m: &FsfMapping) -> Option<FeatureMirror> {
+        if !m.variant().moves_mirror_symmetric() {
+            return None;
+        }
+        let (files, nsq, per_block, non_drop) = (m.files(), m.squares(), m.piece_indices(), m.non_drop_indices());
+        let mirror_sq = |s: usize| s - s % files + (files - 1 - s % files);
+        let with_king = m.king_slot().is_some();
+        let map = (0..m.dimensions())
+            .map(|f| {
+                let (block, rest) = (f / per_block, f % per_block);
+                // blocks are numbered by the (oriented) king square; orienting flips ranks only,
+                // so mirroring files commutes with it
+                let block = if with_king { mirror_sq(block) } else { block };
+                let rest = if rest < non_drop { rest - rest % nsq + mirror_sq(rest % nsq) } else { rest };
+                (block * per_block + rest) as u32
+            })
+            .collect();
+        Some(FeatureMirror { map })
+    }
+
+    /// The mirrored feature of `f`.
+    #[inline]
+    pub fn feature(&self, f: u32) -> u32 {
+        self.map[f as usize]
+    }
+}

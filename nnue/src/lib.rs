@@ -27,7 +27,7 @@ pub mod train;
 pub mod variant;
 
 pub use error::{NnueError, Result};
-pub use features::{Bucket, FeatureList, PositionFeatures, MAX_ACTIVE};
+pub use features::{Bucket, FeatureList, FeatureMirror, PositionFeatures, MAX_ACTIVE};
 pub use layers::{Accumulator, Arithmetic};
 pub use network::{format_pawns, Evaluation, Evaluator, FloatNetwork, FloatStack, Network, NET_TO_INTERNAL};
 pub use variant::{FsfMapping, FsfPieceType, PieceMapping};

@@ -39,7 +39,7 @@
 //! decay. After every step the layer weights are clipped to the quantisable range
 //! ([`FloatNetwork::clip_weights`]).
 
-use crate::features::{Bucket, PositionFeatures};
+use crate::features::{Bucket, FeatureMirror, PositionFeatures};
 use crate::layers::{HALF_DIMENSIONS, HIDDEN1, HIDDEN2, LAYER_STACKS, PSQT_BUCKETS, STACK_INPUTS};
 use crate::network::{FloatNetwork, FloatStack, NET_TO_INTERNAL};
 use rayon::prelude::*;
@@ -78,6 +78,18 @@ impl Sample {
             score,
             result,
         }
+    }
+
+    /// This position mirrored left to right (see [`FeatureMirror`]), written into `out` (its
+    /// storage reused); the bucket and the targets are the same.
+    pub fn mirror_into(&self, mirror: &FeatureMirror, out: &mut Sample) {
+        out.us.clear();
+        out.us.extend(self.us.iter().map(|&f| mirror.feature(f)));
+        out.them.clear();
+        out.them.extend(self.them.iter().map(|&f| mirror.feature(f)));
+        out.bucket = self.bucket;
+        out.score = self.score;
+        out.result = self.result;
     }
 }
 

@@ -72,3 +72,66 @@ fn features_of_random_positions_are_in_range_and_mirror_the_side() {
         }
     }
 }
+
+/// `fen`'s board mirrored across the middle file (hands and side to move kept; no castling or
+/// en passant, which the features do not hold).
+fn mirrored_fen(fen: &str) -> String {
+    let mut fields = fen.split(' ');
+    let board = fields.next().unwrap();
+    let (squares, hand) = board.split_at(board.find('[').unwrap_or(board.len()));
+    let ranks: Vec<String> = squares
+        .split('/')
+        .map(|rank| {
+            let mut tokens: Vec<String> = Vec::new();
+            let mut chars = rank.chars().peekable();
+            while let Some(c) = chars.next() {
+                let mut t = c.to_string();
+                if c == '+' {
+                    t.push(chars.next().unwrap());
+                } else if c.is_ascii_digit() {
+                    while let Some(d) = chars.next_if(|d| d.is_ascii_digit()) {
+                        t.push(d);
+                    }
+                }
+                tokens.push(t);
+            }
+            tokens.reverse();
+            tokens.concat()
+        })
+        .collect();
+    let side = fields.next().unwrap();
+    format!("{}{hand} {side} - - 0 1", ranks.join("/"))
+}
+
+/// The mirror permutes the features, is its own inverse, and takes each random position's
+/// features (both perspectives) to those of the same position set up mirrored from its FEN.
+#[test]
+fn the_mirror_of_a_positions_features_is_the_mirrored_positions() {
+    for name in ["empire", "shogun"] {
+        let (v, m) = mapping(name);
+        let mirror = vzero_nnue::features::FeatureMirror::of(&m).expect("symmetric pieces");
+        let mut seen = vec![false; m.dimensions()];
+        for f in 0..m.dimensions() as u32 {
+            let g = mirror.feature(f);
+            assert!(!std::mem::replace(&mut seen[g as usize], true), "{name}: {g} twice");
+            assert_eq!(mirror.feature(g), f, "{name}: an involution");
+        }
+        let mut moved = 0;
+        for pos in common::random_positions(v, 300, 11) {
+            let Ok(f) = m.features(&pos) else { continue };
+            let fen = mirrored_fen(&pos.fen());
+            let twin = Position::from_fen(v, &fen).unwrap_or_else(|e| panic!("{fen}: {e}"));
+            let g = m.features(&twin).unwrap();
+            assert_eq!(g.bucket(), f.bucket());
+            for c in Color::ALL {
+                let mut want: Vec<u32> = g.perspective(c).to_vec();
+                let mut got: Vec<u32> = f.perspective(c).iter().map(|&i| mirror.feature(i)).collect();
+                want.sort();
+                got.sort();
+                assert_eq!(got, want, "{name} {} from {}", c.index(), pos.fen());
+                moved += (got != { let mut o = f.perspective(c).to_vec(); o.sort(); o }) as usize;
+            }
+        }
+        assert!(moved > 500, "{name}: the mirror changed only {moved} feature lists");
+    }
+}

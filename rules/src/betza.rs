@@ -119,6 +119,15 @@ pub fn parse(betza: &str) -> Result<Vec<Atom>, String> {
     Ok(atoms)
 }
 
+/// Whether a piece with these atoms moves as its own mirror image across the board's middle
+/// file: every vector `(dx, dy)` (with its sliding and its quiet and capture use) has its partner
+/// `(−dx, dy)`, counting over all atoms (`lW` with `rW` is symmetric, `lW` alone is not).
+pub fn mirror_symmetric(atoms: &[Atom]) -> bool {
+    let moves: Vec<((i32, i32), bool, bool, bool)> =
+        atoms.iter().flat_map(|a| a.vectors.iter().map(move |&v| (v, a.rider, a.quiet, a.capture))).collect();
+    moves.iter().all(|&((dx, dy), rider, quiet, capture)| moves.contains(&((-dx, dy), rider, quiet, capture)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -162,5 +171,15 @@ mod tests {
         assert!(parse("NN").is_err());
         assert!(parse("m").is_err());
         assert!(parse("W3").is_err());
+    }
+
+    #[test]
+    fn mirror_symmetry_needs_every_vector_and_its_partner() {
+        for sym in ["fmWfceF", "mQcN", "K", "lWrW", "fsW", "vRsW", "flNfrN"] {
+            assert!(mirror_symmetric(&parse(sym).unwrap()), "{sym}");
+        }
+        for asym in ["lW", "rF", "fWlW", "flN", "mlWcrW"] {
+            assert!(!mirror_symmetric(&parse(asym).unwrap()), "{asym}");
+        }
     }
 }

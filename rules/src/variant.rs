@@ -761,4 +761,12 @@ impl Variant {
     pub fn start_fen(&self) -> &'static str {
         &self.def().start_fen
     }
+
+    /// Whether every piece type moves as its own mirror image across the middle file (see
+    /// [`betza::mirror_symmetric`]): then a position mirrored left to right is worth what the
+    /// original is, but for castling (its files are fixed) — the rest of a definition's square
+    /// rules are by rank.
+    pub fn moves_mirror_symmetric(&self) -> bool {
+        self.pieces().iter().all(|p| betza::parse(&p.betza).is_ok_and(|a| betza::mirror_symmetric(&a)))
+    }
 }

@@ -300,3 +300,17 @@ fn property_tests_cover_the_new_variants() {
         assert!(positions > 1000, "{variant}: {positions}");
     }
 }
+
+/// Every built-in variant's pieces move as their mirror images; a definition with one piece that
+/// only steps to its left does not.
+#[test]
+fn mirror_symmetry_is_read_from_the_pieces() {
+    for name in vzero_rules::variant::builtin_names() {
+        assert!(Variant::builtin(name).unwrap().moves_mirror_symmetric(), "{name}");
+    }
+    let text = std::fs::read_to_string("../configs/variants/empire.toml").unwrap();
+    assert!(text.contains("betza = \"fsW\""));
+    let lopsided = text.replacen("betza = \"fsW\"", "betza = \"flW\"", 1);
+    let v = Variant::from_toml(&lopsided, "lopsided.toml").unwrap();
+    assert!(!v.moves_mirror_symmetric());
+}

@@ -105,6 +105,7 @@ fn train_resume_export_and_eval_from_a_tiny_run() {
     let (code, out, err) = vzero(&["nnue", "export", "--run", run_s, "--out", outdir.to_str().unwrap()]);
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(out.contains("vzero nnue: empire, 3840 positions seen, 60 steps; targets lambda 0.5: search values (") && out.contains("positions) + game results"), "{out}");
+    assert!(out.contains("game results, each position shown mirrored half the time"), "empire's pieces are symmetric: {out}");
     let files: Vec<_> = std::fs::read_dir(&outdir).unwrap().map(|e| e.unwrap().path()).collect();
     assert_eq!(files.len(), 1);
     let name = files[0].file_name().unwrap().to_str().unwrap().to_string();
@@ -136,9 +137,9 @@ fn train_resume_export_and_eval_from_a_tiny_run() {
     let (code, _, err) = vzero(&["match", "random", "random", "--variant", "empire", "--games", "4", "--max-plies", "60", "--pgn", pgn.to_str().unwrap(), "--no-progress"]);
     assert_eq!(code, 0, "{err}");
     let fresh = dir.join("fresh");
-    let (code, out, err) = vzero(&["nnue", "train", "--variant", "empire", "--run", fresh.to_str().unwrap(), "--from", pgn.to_str().unwrap(), "--steps", "3", "--batch", "16", "--holdout", "0", "--quiet"]);
+    let (code, out, err) = vzero(&["nnue", "train", "--variant", "empire", "--run", fresh.to_str().unwrap(), "--from", pgn.to_str().unwrap(), "--steps", "3", "--batch", "16", "--holdout", "0", "--no-mirror", "--quiet"]);
     assert_eq!(code, 0, "{out}\n{err}");
-    assert!(out.contains("PGN results as scores ("), "{out}");
+    assert!(out.contains("PGN results as scores (") && !out.contains("mirrored"), "{out}");
     let (code, _, err) = vzero(&["nnue", "train", "--variant", "empire", "--run", fresh.to_str().unwrap(), "--from", dir.join("nope").to_str().unwrap(), "--steps", "4"]);
     assert_eq!(code, 1);
     assert!(err.contains("neither a PGN file nor a run directory"), "{err}");

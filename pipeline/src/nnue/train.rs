@@ -14,7 +14,7 @@ use vzero_data::{Lease, RunDir};
 use vzero_nnue::checkpoint;
 use vzero_nnue::dataset::{DataOptions, SampleCounts};
 use vzero_nnue::train::{mean_loss, AdamConfig, Sample, Trainer};
-use vzero_nnue::{FloatNetwork, FsfMapping};
+use vzero_nnue::{FeatureMirror, FloatNetwork, FsfMapping};
 use vzero_rules::Variant;
 
 use super::files::{draw_loss_plot, latest_checkpoint, nnue_dir, nnue_lease, save_checkpoint, trim_metrics, trim_metrics_local, METRICS_HEADER};
@@ -57,6 +57,11 @@ pub struct NnueTrainOptions {
     /// Train with the virtual factoriser (piece-square rows shared by every king block, folded
     /// into the real rows at export); a checkpoint without one gets it (zero: the same net).
     pub factorizer: bool,
+    /// Show each training position mirrored left to right half the time (a fresh draw every
+    /// epoch), where the variant's pieces move as their mirror images ([`FeatureMirror`]):
+    /// Fairy-Stockfish's features give every king square its own block, so the mirror doubles
+    /// what each block sees. Validation positions are never mirrored.
+    pub mirror: bool,
     /// No progress bar (the lines saying what is resumed and loaded are printed all the same).
     pub quiet: bool,
 }
@@ -99,6 +104,7 @@ impl Default for NnueTrainOptions {
             steps: None,
             minutes: None,
             factorizer: true,
+            mirror: true,
             patience: Some(5),
             lr_drops: 0,
             quiet: false,
@@ -160,9 +166,14 @@ pub fn train_nnue_held(run: &RunDir, lease: &Lease, variant: Option<&str>, from:
     let (mapping, mut trainer) = open_trainer(run, variant, opts, threads)?;
     let (runs, pgns) = sources(run, from)?;
     let data = read_samples(run, &runs, &pgns, &mapping, opts)?;
-    let out = Outputs::open(run, lease, mapping.name(), opts.lambda, targets_of(&data, opts.lambda), trainer.step)?;
+    let mirror = opts.mirror.then(|| FeatureMirror::of(&mapping)).flatten();
+    if opts.mirror && mirror.is_none() {
+        eprintln!("no mirrored positions: a piece of {} does not move as its mirror image", mapping.name());
+    }
+    let targets = format!("{}{}", targets_of(&data, opts.lambda), if mirror.is_some() { ", each position shown mirrored half the time" } else { "" });
+    let out = Outputs::open(run, lease, mapping.name(), opts.lambda, targets, trainer.step)?;
     let (start_step, start_positions, t0) = (trainer.step, trainer.positions, Instant::now());
-    let trained = train_steps(&mut trainer, &data, opts, threads, deadline, &out)?;
+    let trained = train_steps(&mut trainer, &data, opts, mirror.as_ref(), threads, deadline, &out)?;
     let mut saved = trained.saved;
     let mut validation_loss = trained.validation_loss;
     // keep the best net: its step is where a resumed run goes on, and the metrics end there
@@ -345,8 +356,17 @@ struct Trained {
 
 /// Steps over shuffled epochs of the training samples until the step goal, the time limit or
 /// early stopping (the deadline only after a first step); logs every `log_every` steps (with the
-/// validation loss) and checkpoints every `checkpoint_minutes`.
-fn train_steps(trainer: &mut Trainer, data: &Data, opts: &NnueTrainOptions, threads: usize, deadline: Option<Instant>, out: &Outputs) -> Result<Trained> {
+/// validation loss) and checkpoints every `checkpoint_minutes`. With a `mirror`, each position
+/// of a batch is shown mirrored or not by a coin of the batch order's generator.
+fn train_steps(
+    trainer: &mut Trainer,
+    data: &Data,
+    opts: &NnueTrainOptions,
+    mirror: Option<&FeatureMirror>,
+    threads: usize,
+    deadline: Option<Instant>,
+    out: &Outputs,
+) -> Result<Trained> {
     let steps_goal = match (opts.steps, opts.minutes) {
         (Some(s), _) => Some(s),
         (None, None) => Some(1000),
@@ -355,27 +375,14 @@ fn train_steps(trainer: &mut Trainer, data: &Data, opts: &NnueTrainOptions, thre
     let first_step = trainer.step;
     let finished = |t: &Trainer| steps_goal.is_some_and(|s| t.step >= s) || (t.step > first_step && deadline.is_some_and(|d| Instant::now() >= d));
     let pb = progress_bar(opts.quiet, steps_goal.map(|s| s.saturating_sub(trainer.step)));
-    let mut rng = rand::rngs::StdRng::seed_from_u64(opts.seed ^ trainer.step.wrapping_mul(0x9E37_79B9_7F4A_7C15));
-    let mut order: Vec<usize> = (0..data.train.len()).collect();
-    let mut cursor = order.len();
+    let rng = rand::rngs::StdRng::seed_from_u64(opts.seed ^ trainer.step.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    let mut batches = Batches::new(data.train.len(), mirror, rng);
     let mut last_ckpt = Instant::now();
     let (mut window_loss, mut window_n, mut window_t, mut window_pos) = (0f64, 0u64, Instant::now(), trainer.positions);
-    let mut batch: Vec<&Sample> = Vec::with_capacity(opts.batch);
     let mut trained = Trained { last_step: trainer.step, stopped_early: false, validation_loss: f32::NAN, best: None, saved: None };
     let mut plateau = opts.patience.map(|p| Plateau::new(p, opts.lr_drops));
     while !finished(trainer) {
-        batch.clear();
-        while batch.len() < opts.batch {
-            if cursor == order.len() {
-                // a new epoch: a fresh shuffle
-                for i in (1..order.len()).rev() {
-                    order.swap(i, rng.gen_range(0..=i));
-                }
-                cursor = 0;
-            }
-            batch.push(&data.train[order[cursor]]);
-            cursor += 1;
-        }
+        let batch = batches.next(&data.train, opts.batch);
         window_loss += trainer.step(&batch, opts.lambda) as f64;
         window_n += 1;
         pb.inc(1);
@@ -418,6 +425,52 @@ fn train_steps(trainer: &mut Trainer, data: &Data, opts: &NnueTrainOptions, thre
     pb.finish_and_clear();
     trained.last_step = trainer.step;
     Ok(trained)
+}
+
+/// The batch order: shuffled epochs of the training positions, each position shown mirrored
+/// (with a mirror) by a fresh coin every time it is drawn; the mirrored copies live in reused
+/// storage.
+struct Batches<'m> {
+    order: Vec<usize>,
+    cursor: usize,
+    rng: rand::rngs::StdRng,
+    mirror: Option<&'m FeatureMirror>,
+    picks: Vec<(usize, bool)>,
+    mirrored: Vec<Sample>,
+}
+
+impl<'m> Batches<'m> {
+    fn new(positions: usize, mirror: Option<&'m FeatureMirror>, rng: rand::rngs::StdRng) -> Batches<'m> {
+        Batches { order: (0..positions).collect(), cursor: positions, rng, mirror, picks: Vec::new(), mirrored: Vec::new() }
+    }
+
+    /// The next `n` positions of `train` (a new epoch reshuffles when one ends).
+    fn next<'a>(&'a mut self, train: &'a [Sample], n: usize) -> Vec<&'a Sample> {
+        self.picks.clear();
+        while self.picks.len() < n {
+            if self.cursor == self.order.len() {
+                for i in (1..self.order.len()).rev() {
+                    self.order.swap(i, self.rng.gen_range(0..=i));
+                }
+                self.cursor = 0;
+            }
+            let flip = self.mirror.is_some() && self.rng.gen::<bool>();
+            self.picks.push((self.order[self.cursor], flip));
+            self.cursor += 1;
+        }
+        let mut flipped = 0;
+        if let Some(m) = self.mirror {
+            for &(i, _) in self.picks.iter().filter(|p| p.1) {
+                if self.mirrored.len() == flipped {
+                    self.mirrored.push(train[i].clone());
+                }
+                train[i].mirror_into(m, &mut self.mirrored[flipped]);
+                flipped += 1;
+            }
+        }
+        let mut flips = self.mirrored[..flipped].iter();
+        self.picks.iter().map(|&(i, flip)| if flip { flips.next().expect("one copy per flip") } else { &train[i] }).collect()
+    }
 }
 
 /// What a validation check calls for under early stopping with learning-rate drops.
@@ -482,6 +535,47 @@ mod tests {
 
     fn samples(n: usize) -> Vec<Sample> {
         (0..n).map(|i| Sample { us: Vec::new(), them: Vec::new(), bucket: vzero_nnue::features::Bucket::new(0), score: i as f32, result: 0.0 }).collect()
+    }
+
+    /// With a mirror, about half of what a batch shows is a position mirrored (its features
+    /// through the mirror, its bucket and targets the original's), the rest as it is; over
+    /// epochs a position is shown both ways. Without one every position is its own.
+    #[test]
+    fn batches_show_positions_mirrored_half_the_time() {
+        let m = FsfMapping::for_variant(Variant::builtin("empire").unwrap()).unwrap();
+        let mirror = FeatureMirror::of(&m).unwrap();
+        let mut pos = vzero_rules::Position::startpos(m.variant());
+        let mut train = Vec::new();
+        for i in 0..6 {
+            train.push(Sample::new(&m.features(&pos).unwrap(), i as f32, 0.5));
+            let moves = pos.legal_moves();
+            pos.play(moves[(7 * i + 3) % moves.len()]);
+        }
+        let original = |s: &Sample| train.iter().find(|t| t.score == s.score).unwrap().clone();
+        let rng = || rand::rngs::StdRng::seed_from_u64(7);
+        let mut b = Batches::new(train.len(), Some(&mirror), rng());
+        let (mut flipped, mut kept) = (vec![0; train.len()], vec![0; train.len()]);
+        for _ in 0..200 {
+            for s in b.next(&train, 4) {
+                let o = original(s);
+                assert_eq!((s.bucket, s.result), (o.bucket, o.result));
+                let mut back = o.clone();
+                o.mirror_into(&mirror, &mut back);
+                if *s == o {
+                    kept[s.score as usize] += 1;
+                } else {
+                    assert_eq!(*s, back, "either the position or its mirror");
+                    flipped[s.score as usize] += 1;
+                }
+            }
+        }
+        let (f, k): (usize, usize) = (flipped.iter().sum(), kept.iter().sum());
+        assert!((300..500).contains(&f) && f + k == 800, "{f} mirrored of {}", f + k);
+        assert!(flipped.iter().zip(&kept).all(|(&f, &k)| f > 0 && k > 0), "{flipped:?} {kept:?}");
+        let mut plain = Batches::new(train.len(), None, rng());
+        for _ in 0..50 {
+            assert!(plain.next(&train, 4).into_iter().all(|s| *s == original(s)));
+        }
     }
 
     /// Patience 2 with one drop: two checks without a better loss drop the rate, an improvement

@@ -93,6 +93,10 @@ pub struct TrainArgs {
     /// folded into the net at export; on by default).
     #[arg(long)]
     pub no_factorizer: bool,
+    /// Show no training position mirrored left to right (by default half of them are, each
+    /// epoch anew, where every piece of the variant moves as its mirror image).
+    #[arg(long)]
+    pub no_mirror: bool,
     /// Seed of the initial net and the batch order.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -310,6 +314,7 @@ fn train(a: TrainArgs) -> Result<()> {
         steps: a.steps,
         minutes: a.minutes,
         factorizer: !a.no_factorizer,
+        mirror: !a.no_mirror,
         patience: (a.patience > 0).then_some(a.patience),
         lr_drops: a.lr_drops,
         quiet: a.quiet,

@@ -62,6 +62,9 @@ pub struct LoopArgs {
     /// Fairy-Stockfish's trainers skip them: the net scores quiet positions).
     #[arg(long)]
     pub keep_captures: bool,
+    /// Show no training position mirrored (as `vzero nnue train --no-mirror`).
+    #[arg(long)]
+    pub no_mirror: bool,
     /// Weight of the teacher's score in the loss (the rest on the game's result).
     #[arg(long, default_value_t = 0.75)]
     pub lambda: f32,
@@ -95,6 +98,7 @@ pub fn run(a: LoopArgs) -> Result<()> {
             patience: (a.patience > 0).then_some(a.patience),
             lr_drops: a.lr_drops,
             skip_captures: !a.keep_captures,
+            mirror: !a.no_mirror,
             ..NnueTrainOptions::default()
         },
         gate_games: a.gate_games,
