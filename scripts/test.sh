@@ -15,22 +15,62 @@ fi
 if [ -x scripts/setup.sh ]; then
   bash scripts/setup.sh
 fi
-cargo test --workspace --release --locked "$@"
+# Every stage runs even after one fails, and so does every test binary (--no-fail-fast): one run
+# shows everything that is broken. The last lines count the tests (the cargo tests and the three
+# script checks below) and name every one that failed.
+log=$(mktemp "${TMPDIR:-/tmp}/vzero-test.XXXXXX")
+trap 'rm -f "$log"' EXIT
+failed=()      # names of what failed: crate binary::test, or a script check
+extra_pass=0   # script checks that passed
+set +e
+cargo test --workspace --release --locked --no-fail-fast "$@" 2>&1 | tee "$log"
+cargo_rc=${PIPESTATUS[0]}
+set -e
+# Failed tests by name, prefixed with their binary (the deps file name less its hash, or the
+# crate of its doc tests); a target cargo names as failed without a failed test in it (a crash, a
+# build error) by cargo's own rerun hint.
+mapfile -t named < <(awk '
+  /^ *Running / { bin = $NF; gsub(/^\(|\)$/, "", bin); sub(/.*\//, "", bin); sub(/-[0-9a-f]+$/, "", bin) }
+  /^ *Doc-tests / { bin = $2 " (doc)" }
+  /^test .* \.\.\. FAILED$/ { t = $0; sub(/^test /, "", t); sub(/ \.\.\. FAILED$/, "", t); print "TEST " bin "::" t; failed_in[bin] = 1 }
+  /to rerun pass `|^    `-p / { t = $0; sub(/.*to rerun pass /, "", t); gsub(/^ +|`/, "", t); hints[t] = 1 }
+  END {
+    for (h in hints) {
+      k = split(h, w, " "); b = w[k]
+      if (b == "--lib" || b == "--doc" || k < 2) { b = w[2]; gsub(/-/, "_", b) }
+      if (!(b in failed_in) && !((b " (doc)") in failed_in)) print "TARGET " h
+    }
+  }' "$log")
+passed=$(awk '/^test result: / { for (i = 2; i <= NF; i++) if ($(i) ~ /^passed;?$/) n += $(i - 1) } END { print n + 0 }' "$log")
+failed_count=0
+for n in "${named[@]}"; do
+  case "$n" in
+    TEST\ *) failed+=("${n#TEST }"); failed_count=$((failed_count + 1)) ;;
+    TARGET\ *) failed+=("cargo test ${n#TARGET } (no failed test named: crashed or did not build)"); failed_count=$((failed_count + 1)) ;;
+  esac
+done
+if [ "$cargo_rc" != 0 ] && [ "$failed_count" = 0 ]; then
+  failed+=("cargo test (exit $cargo_rc with no failed test named: see above)"); failed_count=1
+fi
+# check NAME CMD...: runs one script check, counting it as passed or failed.
+check() {
+  local name=$1; shift
+  if "$@"; then extra_pass=$((extra_pass + 1)); else failed+=("$name"); failed_count=$((failed_count + 1)); fi
+}
 # The rules against Fairy-Stockfish's own code: seeded random games of empire and shogun played by
 # pyffish (installed into .venv by setup.sh) and replayed by the release binary, position by
 # position (scripts/fsf_diff.py; about a minute on 2 cores). VZERO_SKIP_FSF=1 skips it.
 if [ "${VZERO_SKIP_FSF:-0}" != 1 ]; then
   if [ ! -x target/release/vzero ]; then
-    cargo build --release --locked -p vzero --bin vzero
+    cargo build --release --locked -p vzero --bin vzero || true
   fi
-  .venv/bin/python scripts/fsf_diff.py --vzero target/release/vzero
+  check "scripts/fsf_diff.py (vzero's rules against pyffish's games)" \
+    .venv/bin/python scripts/fsf_diff.py --vzero target/release/vzero
   # The engine itself (scripts/fairy-stockfish: Fairy-Stockfish's UCI loop from the pyffish wheel,
   # vzero's default teacher) against the oracle: every perft row of ../shared/oracle up to 2,000,000
   # nodes, empire and shogun, with vzero's definitions (scripts/fsf/variants.ini); ~10 s.
-  if ! .venv/bin/python scripts/fsf_perft.py --fsf scripts/fairy-stockfish --ini scripts/fsf/variants.ini; then
-    echo "test.sh: FAILED: Fairy-Stockfish (scripts/fairy-stockfish, pyffish from .venv) does not count the oracle's perft (../shared/oracle/*-perft.csv): see the lines above" >&2
-    exit 1
-  fi
+  check "scripts/fsf_perft.py (Fairy-Stockfish of .venv does not count the oracle's perft, ../shared/oracle/*-perft.csv)" \
+    .venv/bin/python scripts/fsf_perft.py --fsf scripts/fairy-stockfish --ini scripts/fsf/variants.ini
 else
   echo "test.sh: VZERO_SKIP_FSF=1: the Fairy-Stockfish differential test (scripts/fsf_diff.py) and perft check (scripts/fsf_perft.py) are skipped" >&2
 fi
@@ -38,9 +78,15 @@ fi
 # failing S3 server, a full disk, with `vzero check` after each; the short form, ~4 minutes.
 # VZERO_SKIP_CHAOS=1 skips it.
 if [ "${VZERO_SKIP_CHAOS:-0}" != 1 ]; then
-  bash scripts/chaos.sh --short
+  check "scripts/chaos.sh --short (faults together)" bash scripts/chaos.sh --short
 else
   echo "test.sh: VZERO_SKIP_CHAOS=1: the fault test (scripts/chaos.sh --short) is skipped" >&2
+fi
+echo "test.sh: $((passed + extra_pass)) passed, $failed_count failed"
+if [ "${#failed[@]}" -gt 0 ]; then
+  joined=$(printf '%s; ' "${failed[@]}")
+  echo "test.sh: FAILED: ${joined%; }"
+  exit 1
 fi
 exit
 }

@@ -183,6 +183,46 @@ pub fn set_threads(intra_op: usize) {
     tch::set_num_threads(intra_op.max(1) as i32);
 }
 
+/// Serialises every use of torch's process-global random generator: a seed and the draws that
+/// follow it, and the draws of every network built (its initial weights). Two models built at
+/// once in one process (the tests' threads, a checkpoint loaded beside a seeded build) would
+/// otherwise interleave their draws, and a seeded network would not get the weights its seed
+/// names.
+static TORCH_RNG: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+thread_local! {
+    /// Whether this thread holds [`TORCH_RNG`] (so that a nested use runs inside the outer one).
+    static HOLDING_TORCH_RNG: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` holding torch's global generator (no other thread draws from it meanwhile); nested
+/// calls on one thread run inside the outermost.
+pub(crate) fn holding_torch_rng<T>(f: impl FnOnce() -> T) -> T {
+    if HOLDING_TORCH_RNG.with(|h| h.get()) {
+        return f();
+    }
+    struct Release;
+    impl Drop for Release {
+        fn drop(&mut self) {
+            HOLDING_TORCH_RNG.with(|h| h.set(false));
+        }
+    }
+    let _held = TORCH_RNG.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    HOLDING_TORCH_RNG.with(|h| h.set(true));
+    let _release = Release;
+    f()
+}
+
+/// Runs `f` with torch's global generator seeded to `seed` and held by this call alone, so the
+/// random numbers `f` draws (initial weights, random test tensors) depend on `seed` and nothing
+/// else, whatever other threads of the process build or load meanwhile.
+pub fn with_torch_seed<T>(seed: u64, f: impl FnOnce() -> T) -> T {
+    holding_torch_rng(|| {
+        tch::manual_seed(seed as i64);
+        f()
+    })
+}
+
 /// Environment variable: set to `0` to leave glibc malloc's settings alone (see [`tune_malloc`]).
 pub const MALLOC_TUNING_ENV: &str = "VZERO_MALLOC_TUNING";
 

@@ -111,11 +111,11 @@ pub fn net_config(variant: Variant, blocks: usize, channels: usize) -> Result<Ne
 /// A freshly initialised network for `variant` (seeded), with the variant's policy map when the
 /// head is mapped.
 pub fn fresh_model(variant: Variant, cfg: &NetConfig, device: Device, seed: u64) -> Result<Model> {
-    tch::manual_seed(seed as i64);
-    match cfg.policy_head {
-        PolicyHead::Mapped { .. } => Model::with_policy_map(cfg, device, &policy_map(variant)?.1),
-        _ => Model::new(cfg, device),
-    }
+    let map = match cfg.policy_head {
+        PolicyHead::Mapped { .. } => Some(policy_map(variant)?.1),
+        _ => None,
+    };
+    Model::seeded(cfg, device, map.as_deref(), seed)
 }
 
 impl NetEvaluator {

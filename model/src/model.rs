@@ -168,9 +168,23 @@ impl Model {
     /// The inference precision comes from [`crate::PRECISION_ENV`] (default `auto`); an unknown
     /// value is an error.
     pub fn new(config: &NetConfig, device: Device) -> Result<Self> {
-        let vs = nn::VarStore::new(device);
-        let net = Net::new(&vs.root(), config, None)?;
-        Self::wrap(vs, net)
+        Self::build(config, device, None)
+    }
+
+    /// Builds the network holding torch's global generator while its weights are drawn, so a
+    /// seeded build elsewhere in the process is not disturbed ([`crate::device::with_torch_seed`]).
+    fn build(config: &NetConfig, device: Device, policy_map: Option<&[u32]>) -> Result<Self> {
+        crate::device::holding_torch_rng(|| {
+            let vs = nn::VarStore::new(device);
+            let net = Net::new(&vs.root(), config, policy_map)?;
+            Self::wrap(vs, net)
+        })
+    }
+
+    /// A fresh network whose initial weights depend on `seed` alone, with a policy map for a
+    /// `PolicyHead::Mapped` head (see [`Model::with_policy_map`]).
+    pub fn seeded(config: &NetConfig, device: Device, policy_map: Option<&[u32]>, seed: u64) -> Result<Self> {
+        crate::device::with_torch_seed(seed, || Self::build(config, device, policy_map))
     }
 
     fn wrap(vs: nn::VarStore, net: Net) -> Result<Self> {
@@ -187,9 +201,7 @@ impl Model {
     /// A fresh network with a `PolicyHead::Mapped` policy head: `policy_map[i]` is the cell
     /// (plane * H*W + square) of the head's `planes x H x W` output that gives move `i`'s logit.
     pub fn with_policy_map(config: &NetConfig, device: Device, policy_map: &[u32]) -> Result<Self> {
-        let vs = nn::VarStore::new(device);
-        let net = Net::new(&vs.root(), config, Some(policy_map))?;
-        Self::wrap(vs, net)
+        Self::build(config, device, Some(policy_map))
     }
 
     /// The policy map of a `PolicyHead::Mapped` network (None for other heads).
@@ -197,11 +209,10 @@ impl Model {
         self.net.policy_map()
     }
 
-    /// Like [`Model::new`] but seeds torch's (process-global) RNG first, for reproducible
-    /// initial weights.
+    /// Like [`Model::new`] with initial weights that depend on `seed` alone (torch's global RNG,
+    /// seeded and held for the construction: [`crate::device::with_torch_seed`]).
     pub fn new_seeded(config: &NetConfig, device: Device, seed: u64) -> Result<Self> {
-        tch::manual_seed(seed as i64);
-        Self::new(config, device)
+        Self::seeded(config, device, None, seed)
     }
 
     pub fn config(&self) -> &NetConfig {

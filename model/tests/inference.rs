@@ -27,8 +27,7 @@ fn init() {
 
 /// Random BN statistics and affine parameters (as after training), so that folding matters.
 fn randomise_bn(model: &Model, seed: i64) {
-    tch::manual_seed(seed);
-    tch::no_grad(|| {
+    vzero_model::device::with_torch_seed(seed as u64, || tch::no_grad(|| {
         for (name, mut t) in model.var_store().variables() {
             let bn = name.contains(".bn") || name.contains("bn1");
             if name.ends_with("running_var") {
@@ -39,7 +38,7 @@ fn randomise_bn(model: &Model, seed: i64) {
                 let _ = t.uniform_(0.5, 1.5);
             }
         }
-    });
+    }));
     model.refold();
 }
 

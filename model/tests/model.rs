@@ -269,6 +269,46 @@ fn training_lowers_loss_sgd_and_adamw() {
     }
 }
 
+/// The weights of a seeded network depend on the seed alone, even while other threads build and
+/// seed networks of their own (torch's generator is process-global: the tests' threads, or a
+/// checkpoint loaded beside a seeded build, drew from it between a seed and its draws).
+#[test]
+fn seeded_weights_do_not_depend_on_other_threads() {
+    init();
+    let cfg = tiny(8, 8, 300);
+    let weights = |m: &Model| -> Vec<f32> {
+        let mut vars = m.var_store().variables().into_iter().collect::<Vec<_>>();
+        vars.sort_by(|a, b| a.0.cmp(&b.0));
+        vars.iter().flat_map(|(_, t)| Vec::<f32>::try_from(t.flatten(0, -1)).unwrap()).collect()
+    };
+    let alone = weights(&Model::new_seeded(&cfg, Device::Cpu, 7).unwrap());
+    let (cfg, weights) = (&cfg, &weights);
+    let busy: Vec<Vec<f32>> = std::thread::scope(|s| {
+        let seeded: Vec<_> = (0..4)
+            .map(|_| s.spawn(move || (0..6).map(|_| weights(&Model::new_seeded(cfg, Device::Cpu, 7).unwrap())).collect::<Vec<_>>()))
+            .collect();
+        let others: Vec<_> = (0..2u64)
+            .map(|k| {
+                s.spawn(move || {
+                    for i in 0..12 {
+                        let _ = Model::new(cfg, Device::Cpu).unwrap();
+                        let _ = Model::new_seeded(cfg, Device::Cpu, 100 + k * 12 + i).unwrap();
+                    }
+                })
+            })
+            .collect();
+        for o in others {
+            o.join().unwrap();
+        }
+        seeded.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(busy.len(), 24);
+    for (i, w) in busy.iter().enumerate() {
+        assert!(w == &alone, "seeded build {i} differs from the one built alone");
+    }
+    assert!(weights(&Model::new_seeded(cfg, Device::Cpu, 8).unwrap()) != alone, "another seed, other weights");
+}
+
 /// A training batch with global inputs, moves-left targets and row weights.
 fn with_globals<'a>(
     planes: &'a [f32],

@@ -380,6 +380,7 @@ fn aux_heads_learn_from_chunks_log_their_losses_and_must_match_on_resume() {
         let (name, x) = a.aux_losses[k];
         let y = b.aux_losses[k].1;
         assert_eq!(b.aux_losses[k].0, name);
+        eprintln!("{name}: {x} -> {y}");
         // (model/tests/aux.rs checks learnability itself; here the targets must reach the heads.)
         assert!(x > 0.0 && y < 0.9 * x, "{name} must fall: {x} -> {y}");
     }
