@@ -81,7 +81,17 @@ CFG="$WORK/tiny.toml"
 sed 's/^threads = 1$/threads = 1\nlog_every = 3/' configs/tests/tiny-empire.toml > "$CFG"
 printf '\n[gauntlet]\nevery = 1000\ngames = 2\nsims = 4\nopponents = ["random"]\nmax_plies = 40\n' >> "$CFG"
 
-free_port() { "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# logged_port LOG PREFIX WHAT: the port a server started with port 0 names after PREFIX in LOG
+# (waits up to 60 s for it).
+logged_port() {
+  local p
+  for _ in $(seq 1 600); do
+    p=$(grep -o "$2[0-9]*" "$1" 2>/dev/null | head -n1 | sed "s|^$2||")
+    if [ -n "$p" ]; then echo "$p"; return 0; fi
+    sleep 0.1
+  done
+  die "$3 named no port in 60 s (see $1)"
+}
 
 # vzero with the object-storage environment pointed at $1 (an endpoint), its own cache $2.
 # `env` execs vzero (which execs vzero-torch), so `vz … &` leaves the process's own pid in $!.
@@ -183,15 +193,17 @@ readers "$DISK_RUN" none disk
 DISK_COUNTS=$LAST_COUNTS
 
 # ---- 2. On a local S3 server, through a proxy that can answer errors ------------------------
-MPORT=$(free_port)
-"$MOTO" -H 127.0.0.1 -p "$MPORT" >"$WORK/moto.log" 2>&1 &
+# Both servers bind a free port themselves (-p 0) and name it in their logs: a port found free
+# here and handed over could be taken meanwhile (another test's server).
+"$MOTO" -H 127.0.0.1 -p 0 >"$WORK/moto.log" 2>&1 &
 MOTO_PID=$!; PIDS+=("$MOTO_PID")
+MPORT=$(logged_port "$WORK/moto.log" 'Running on http://127.0.0.1:' moto) || exit 1
 for _ in $(seq 1 150); do curl -sf "http://127.0.0.1:$MPORT/" >/dev/null 2>&1 && break; sleep 0.2; done
 curl -sf -X PUT "http://127.0.0.1:$MPORT/chaos" >/dev/null || die "could not create the bucket on moto"
-PPORT=$(free_port)
 FAIL="$WORK/s3-fail"
-"$PY" scripts/chaos_proxy.py "$PPORT" "$MPORT" "$FAIL" >"$WORK/proxy.log" 2>&1 &
+"$PY" scripts/chaos_proxy.py 0 "$MPORT" "$FAIL" >"$WORK/proxy.log" 2>&1 &
 PIDS+=("$!")
+PPORT=$(logged_port "$WORK/proxy.log" 'listening on 127.0.0.1:' proxy) || exit 1
 for _ in $(seq 1 50); do curl -s "http://127.0.0.1:$PPORT/" >/dev/null 2>&1 && break; sleep 0.2; done
 EP="http://127.0.0.1:$PPORT"
 S3_RUN="s3://chaos/runs/tiny"

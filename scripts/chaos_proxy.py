@@ -3,6 +3,8 @@
 
 Usage: chaos_proxy.py LISTEN_PORT UPSTREAM_PORT FAIL_FILE
 
+LISTEN_PORT 0 takes a free port; the first line printed names it ("listening on 127.0.0.1:P").
+
 Forwards every request to 127.0.0.1:UPSTREAM_PORT unchanged. While FAIL_FILE exists it answers
 every request with `503 Slow Down` (the error S3 gives under load, which clients retry)
 instead, and counts them. Loopback only. Used by scripts/chaos.sh; stops when killed.
@@ -63,4 +65,7 @@ class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
 
 
 if __name__ == "__main__":
-    Server(("127.0.0.1", LISTEN), Handler).serve_forever()
+    server = Server(("127.0.0.1", LISTEN), Handler)
+    # LISTEN_PORT 0 binds a free port: say which, for the caller to read
+    print(f"listening on 127.0.0.1:{server.server_address[1]}", flush=True)
+    server.serve_forever()

@@ -420,6 +420,10 @@ pub fn run_match(a: &PlayerSpec, b: &PlayerSpec, cfg: &MatchConfig) -> Result<Ma
                 for i in games.iter() {
                     let a_white = i % 2 == 0;
                     let opening = opening_for(cfg, i / 2);
+                    // each game's own seeds (the threads take games from a shared queue)
+                    let game_seed = cfg.seed ^ (i as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                    pa.reseed(game_seed ^ 0xA);
+                    pb.reseed(game_seed ^ 0xB);
                     let started = pa.new_game().and_then(|_| pb.new_game());
                     let (ws, term, game, detail) = match started {
                         Err(e) => {

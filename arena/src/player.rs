@@ -5,7 +5,7 @@
 use anyhow::{Context, Result};
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
-use rand::Rng;
+use rand::{Rng, SeedableRng};
 use vzero_engine::{search_move, Evaluator, Limits, Score};
 use vzero_mcts::{material_balance, SearchConfig, VariantGame};
 use vzero_rules::{Game, Move, MoveKind, Outcome};
@@ -18,6 +18,10 @@ pub trait Player: Send {
     fn new_game(&mut self) -> Result<()> {
         Ok(())
     }
+    /// Seeds the player's own random choices for the next game, so that a match's games do not
+    /// depend on which of its threads plays them. Players without randomness of their own (an
+    /// external engine) ignore it.
+    fn reseed(&mut self, _seed: u64) {}
     /// A legal move for the side to move in `game` (which is not over). An error forfeits the game.
     fn choose(&mut self, game: &Game) -> Result<Move>;
     /// A move, as [`Player::choose`], with the player's score of the position for the side to
@@ -56,6 +60,9 @@ impl Player for RandomPlayer {
     fn name(&self) -> &str {
         &self.name
     }
+    fn reseed(&mut self, seed: u64) {
+        self.rng = StdRng::seed_from_u64(seed);
+    }
     fn choose(&mut self, game: &Game) -> Result<Move> {
         game.position().legal_moves().choose(&mut self.rng).copied().context("no legal move")
     }
@@ -88,6 +95,9 @@ pub struct GreedyPlayer {
 impl Player for GreedyPlayer {
     fn name(&self) -> &str {
         &self.name
+    }
+    fn reseed(&mut self, seed: u64) {
+        self.rng = StdRng::seed_from_u64(seed);
     }
     fn choose(&mut self, game: &Game) -> Result<Move> {
         use vzero_mcts::Game as _;
@@ -184,6 +194,9 @@ impl Player for AlphaBetaPlayer {
     fn name(&self) -> &str {
         &self.name
     }
+    fn reseed(&mut self, seed: u64) {
+        self.rng = StdRng::seed_from_u64(seed);
+    }
     fn choose(&mut self, game: &Game) -> Result<Move> {
         Ok(self.judge(game)?.0)
     }
@@ -243,6 +256,9 @@ pub struct MctsPlayer {
 impl Player for MctsPlayer {
     fn name(&self) -> &str {
         &self.name
+    }
+    fn reseed(&mut self, seed: u64) {
+        self.rng = StdRng::seed_from_u64(seed);
     }
     fn choose(&mut self, game: &Game) -> Result<Move> {
         Ok(self.judge(game)?.0)

@@ -239,8 +239,16 @@ mod tests {
         assert_eq!(first.len(), 1);
         assert_eq!((first[0].games, first[0].rows, first[0].state.as_str(), first[0].pid), (3, 30, "running", std::process::id()));
         games.store(10, Ordering::Relaxed);
-        std::thread::sleep(Duration::from_millis(300));
-        let b = &read_heartbeats(&run).unwrap()[0];
+        // the next beat carries the new count: wait for it (a starved thread beats late, not
+        // wrong), within a minute
+        let t = std::time::Instant::now();
+        let b = loop {
+            let b = read_heartbeats(&run).unwrap().remove(0);
+            if b.games == 10 || t.elapsed() > Duration::from_secs(60) {
+                break b;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
         assert_eq!(b.games, 10);
         assert!(b.games_per_min > 0.0, "{b:?}");
         drop(hb);

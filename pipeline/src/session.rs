@@ -226,7 +226,12 @@ impl Session {
             self.cfg.learn.precision
         )));
         let net = self.cfg.net_config(self.variant)?;
-        Learner::open(&self.run, self.variant, &net, self.cfg.learn.clone(), device)
+        let mut learner = Learner::open(&self.run, self.variant, &net, self.cfg.learn.clone(), device)?;
+        // a release by a check of the resumed checkpoint itself (the run stopped before another)
+        for part in switch::releases_since(&self.run, learner.step())? {
+            learner.release(part);
+        }
+        Ok(learner)
     }
 
     /// Self-play and training together: worker threads play and write chunks while the learner

@@ -186,6 +186,32 @@ pub fn run_check(run: &RunDir, variant: Variant, ckpt: &Path, step: u64, part: B
     Ok(check)
 }
 
+/// The parts released by checks of the checkpoint at `step` or later (rows of
+/// `arena/switch.csv`). A release is recorded in every checkpoint published after it, so a run
+/// that stopped right after a check released a part (its step's checkpoint already out) holds
+/// that release only here: the learner resumed from that checkpoint takes it back from these.
+pub fn releases_since(run: &RunDir, step: u64) -> Result<Vec<BlendPart>> {
+    let csv = switch_csv(run);
+    let text = match std::fs::read_to_string(&csv) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", csv.display())),
+    };
+    let mut parts = Vec::new();
+    for (i, line) in text.lines().enumerate().skip(1) {
+        let f: Vec<&str> = line.split(',').collect();
+        let row_step = f.get(1).and_then(|s| s.parse::<u64>().ok());
+        let part = f.get(2).and_then(|p| [BlendPart::Prior, BlendPart::Value].into_iter().find(|b| b.name() == *p));
+        let (Some(row_step), Some(part), Some(released)) = (row_step, part, f.get(6)) else {
+            bail!("{} line {}: not a switch check row: '{line}'", csv.display(), i + 1);
+        };
+        if row_step >= step && *released == "true" && !parts.contains(&part) {
+            parts.push(part);
+        }
+    }
+    Ok(parts)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -212,6 +238,26 @@ mod tests {
         assert_eq!(next_part(&k), Some(BlendPart::Prior));
         assert_eq!(next_part(&Knowledge { prior_weight: 0.0, ..k }), Some(BlendPart::Value));
         assert_eq!(next_part(&Knowledge::default()), None);
+    }
+
+    #[test]
+    fn releases_at_or_after_a_step_are_read_back_and_bad_rows_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = RunDir::create_or_open(dir.path()).unwrap();
+        assert_eq!(releases_since(&run, 0).unwrap(), vec![], "no checks yet");
+        let csv = switch_csv(&run);
+        std::fs::create_dir_all(csv.parent().unwrap()).unwrap();
+        let rows = "checkpoint,step,part,wins,draws,losses,released\n\
+                    gen-000001-step-000000003,3,prior,2,0,0,true\n\
+                    gen-000002-step-000000006,6,value,0,2,0,false\n\
+                    gen-000003-step-000000009,9,value,2,0,0,true\n";
+        std::fs::write(&csv, rows).unwrap();
+        assert_eq!(releases_since(&run, 3).unwrap(), vec![BlendPart::Prior, BlendPart::Value]);
+        assert_eq!(releases_since(&run, 6).unwrap(), vec![BlendPart::Value]);
+        assert_eq!(releases_since(&run, 10).unwrap(), vec![]);
+        std::fs::write(&csv, format!("{rows}gen-4,x,prior\n")).unwrap();
+        let e = format!("{:#}", releases_since(&run, 0).unwrap_err());
+        assert!(e.contains("switch.csv line 5"), "{e}");
     }
 
     #[test]

@@ -72,8 +72,10 @@ fn switch_run(min_score: f64) {
             notes.push(n.to_string())
         }
     };
-    // (a time limit: the learner publishes generations, and checks them, while self-play runs)
-    let t = session.train(&Limits { minutes: Some(0.15), ..Default::default() }, &mut note).unwrap();
+    // (a step limit: the learner publishes generations 1 and 2 at steps 3 and 6, and checks them,
+    // while self-play runs; the minutes only bound a hang, the checks never depend on them)
+    let t = session.train(&Limits { steps: Some(6), minutes: Some(5.0), ..Default::default() }, &mut note).unwrap();
+    assert_eq!(t.step, 6, "{t:?}");
     let csv = std::fs::read_to_string(run.join("arena/switch.csv")).unwrap();
     let checks = csv.lines().count() - 1;
     assert!(checks > 0, "{csv}");

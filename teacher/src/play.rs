@@ -39,7 +39,8 @@ pub struct PlayOptions {
     pub concurrency: usize,
     /// Games to play in all.
     pub games: usize,
-    /// Stop starting games after this instant (games under way are finished).
+    /// Stop starting games after this instant (games under way are finished); each worker
+    /// plays at least one game whatever the deadline.
     pub deadline: Option<Instant>,
     /// Random moves per game (Fairy-Stockfish's generator: 5) ...
     pub random_moves: u32,
@@ -191,10 +192,14 @@ pub fn play_games(run: &RunDir, variant: Variant, opts: &PlayOptions) -> Result<
             }
             Ok(())
         };
+        // The deadline counts from each worker's first game on: a teacher that started slowly
+        // (a loaded machine, Python importing pyffish) still labels a game before it stops.
+        let mut played_one = false;
         loop {
-            if failed.load(Ordering::Relaxed) || opts.deadline.is_some_and(|d| Instant::now() >= d) {
+            if failed.load(Ordering::Relaxed) || (played_one && opts.deadline.is_some_and(|d| Instant::now() >= d)) {
                 break;
             }
+            played_one = true;
             let k = next.fetch_add(1, Ordering::Relaxed);
             if k >= opts.games {
                 break;

@@ -9,7 +9,7 @@ mod common;
 
 use std::collections::HashSet;
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -43,16 +43,28 @@ fn http(port: u16, request: &str) -> std::io::Result<String> {
 fn start_moto(dir: &Path) -> Moto {
     let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv/bin/moto_server");
     assert!(bin.exists(), "{} is missing: run scripts/setup.sh (scripts/test.sh does)", bin.display());
-    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let log = std::fs::File::create(dir.join("moto.log")).unwrap();
+    // Port 0: the server binds a free port itself and says which (a port found free here and
+    // handed over could be taken meanwhile by the other test's server).
+    let log_path = dir.join("moto.log");
+    let log = std::fs::File::create(&log_path).unwrap();
     let child = Command::new(&bin)
-        .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+        .args(["-H", "127.0.0.1", "-p", "0"])
         .stdout(log.try_clone().unwrap())
         .stderr(log)
         .spawn()
         .unwrap_or_else(|e| panic!("starting {}: {e}", bin.display()));
-    let moto = Moto { child, endpoint: format!("http://127.0.0.1:{port}") };
+    let mut moto = Moto { child, endpoint: String::new() };
     let t = Instant::now();
+    let port = loop {
+        let text = std::fs::read_to_string(&log_path).unwrap_or_default();
+        if let Some(port) = text.split("Running on http://127.0.0.1:").nth(1).and_then(|r| r.split_whitespace().next()).and_then(|p| p.parse::<u16>().ok()) {
+            break port;
+        }
+        assert!(moto.child.try_wait().unwrap().is_none(), "moto exited: {text}");
+        assert!(t.elapsed() < Duration::from_secs(60), "moto named no port within 60 s: {text}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    moto.endpoint = format!("http://127.0.0.1:{port}");
     loop {
         if http(port, "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").is_ok_and(|r| r.starts_with("HTTP/1.1 200")) {
             break;
@@ -167,9 +179,6 @@ fn two_selfplay_processes_and_a_learner_share_an_s3_run() {
             .spawn()
             .unwrap()
     };
-    let a = spawn_selfplay("a");
-    let b = spawn_selfplay("b");
-    let (pa, pb) = (a.id(), b.id());
     let learner = cmd(&moto, &cache("learn"), &["learn", "--config", cfg, "--run", &url, "--steps", "9", "--minutes", "4", "--quiet"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -186,6 +195,11 @@ fn two_selfplay_processes_and_a_learner_share_an_s3_run() {
     let second = cmd(&moto, &cache("second"), &["learn", "--config", cfg, "--run", &url, "--steps", "1000", "--quiet"]).output().unwrap();
     let e = String::from_utf8_lossy(&second.stderr);
     assert!(!second.status.success() && e.contains("has a learner already") && e.contains(&format!("pid {} (vzero learn)", learner.id())), "{e}");
+    // Self-play only now: with data the learner could reach its 9 steps and give the lease up
+    // before the second learner asked (which would then take it and wait for data for ever).
+    let a = spawn_selfplay("a");
+    let b = spawn_selfplay("b");
+    let (pa, pb) = (a.id(), b.id());
     let learner_pid = learner.id();
     ok(learner.wait_with_output().unwrap(), "vzero learn");
     assert!(vzero_data::lease::read_holder(&watch).unwrap().is_none(), "the lease object is removed on exit");

@@ -6,7 +6,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Duration;
 
 const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
 
@@ -44,12 +43,18 @@ fn every_script_holds_its_body_in_one_block() {
 fn run_while_rewritten(dir: &Path, text: &str) -> (Option<i32>, String) {
     let path = dir.join("s.sh");
     std::fs::write(&path, text).unwrap();
-    let child = Command::new("bash").arg(&path).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
-    std::thread::sleep(Duration::from_millis(300));
+    let mut child = Command::new("bash").arg(&path).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    // once it has said its first line, bash has read what it runs before its `sleep 1` (the whole
+    // block, where there is one): rewrite it then, not after a guessed delay
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut stdout, &mut first).unwrap();
     // a different script of another length, as a pull would leave
     std::fs::write(&path, format!("#!/usr/bin/env bash\necho new-first-line\n{}\necho 'new tail' )\n", "# changed\n".repeat(3))).unwrap();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
     let out = child.wait_with_output().unwrap();
-    (out.status.code(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+    (out.status.code(), format!("{first}{rest}{}", String::from_utf8_lossy(&out.stderr)))
 }
 
 #[test]

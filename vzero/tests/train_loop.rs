@@ -200,8 +200,13 @@ fn tiny_training_loop_publishes_reloads_and_resumes() {
 
     // One learner per run: while one holds the lease, a second is refused, naming the holder.
     let mut dead = Command::new(env!("CARGO_BIN_EXE_vzero")).args(["learn", "--run", run_s, "--minutes", "5", "--quiet"]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    // (its lease is taken first; its heartbeat, which `vzero status` reads below, once it has
+    // opened the run: wait for both)
     let t = Instant::now();
-    while !std::fs::read_to_string(&lock).is_ok_and(|l| l.contains(&format!("\"pid\": {}", dead.id()))) && t.elapsed() < Duration::from_secs(60) {
+    let holds = || std::fs::read_to_string(&lock).is_ok_and(|l| l.contains(&format!("\"pid\": {}", dead.id())));
+    let beats = || vzero_data::heartbeat::read_heartbeats(&run).is_ok_and(|b| b.iter().any(|b| b.pid == dead.id() && b.state == "running"));
+    while !(holds() && beats()) {
+        assert!(t.elapsed() < Duration::from_secs(60), "the second learner took no lease or wrote no heartbeat in 60 s");
         std::thread::sleep(Duration::from_millis(50));
     }
     let (code, _, err) = vzero(&["learn", "--run", run_s, "--steps", "1000", "--quiet"]);
