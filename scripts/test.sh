@@ -26,29 +26,15 @@ set +e
 cargo test --workspace --release --locked --no-fail-fast "$@" 2>&1 | tee "$log"
 cargo_rc=${PIPESTATUS[0]}
 set -e
-# Failed tests by name, prefixed with their binary (the deps file name less its hash, or the
-# crate of its doc tests); a target cargo names as failed without a failed test in it (a crash, a
-# build error) by cargo's own rerun hint.
-mapfile -t named < <(awk '
-  /^ *Running / { bin = $NF; gsub(/^\(|\)$/, "", bin); sub(/.*\//, "", bin); sub(/-[0-9a-f]+$/, "", bin) }
-  /^ *Doc-tests / { bin = $2 " (doc)" }
-  /^test .* \.\.\. FAILED$/ { t = $0; sub(/^test /, "", t); sub(/ \.\.\. FAILED$/, "", t); print "TEST " bin "::" t; failed_in[bin] = 1 }
-  /to rerun pass `|^    `-p / { t = $0; sub(/.*to rerun pass /, "", t); gsub(/^ +|`/, "", t); hints[t] = 1 }
-  END {
-    for (h in hints) {
-      k = split(h, w, " "); b = w[k]
-      if (b == "--lib" || b == "--doc" || k < 2) { b = w[2]; gsub(/-/, "_", b) }
-      if (!(b in failed_in) && !((b " (doc)") in failed_in)) print "TARGET " h
-    }
-  }' "$log")
-passed=$(awk '/^test result: / { for (i = 2; i <= NF; i++) if ($(i) ~ /^passed;?$/) n += $(i - 1) } END { print n + 0 }' "$log")
+# The tests passed and every failure by name (scripts/test-failures.sh reads cargo's output).
+passed=0
 failed_count=0
-for n in "${named[@]}"; do
-  case "$n" in
-    TEST\ *) failed+=("${n#TEST }"); failed_count=$((failed_count + 1)) ;;
-    TARGET\ *) failed+=("cargo test ${n#TARGET } (no failed test named: crashed or did not build)"); failed_count=$((failed_count + 1)) ;;
+while IFS= read -r line; do
+  case "$line" in
+    "passed "*) passed=${line#passed } ;;
+    "failed "*) failed+=("${line#failed }"); failed_count=$((failed_count + 1)) ;;
   esac
-done
+done < <(bash scripts/test-failures.sh "$log")
 if [ "$cargo_rc" != 0 ] && [ "$failed_count" = 0 ]; then
   failed+=("cargo test (exit $cargo_rc with no failed test named: see above)"); failed_count=1
 fi

@@ -2,9 +2,9 @@
 //!
 //! [`TimePlan::new`] turns the mover's clock into two limits. With `mtg` = the GUI's `movestogo`
 //! (capped at [`HORIZON`]) or [`HORIZON`] (30) in sudden death, a *reserve* of
-//! `overhead · max(1, mtg / 3)` (the `Move Overhead` option, default 30 ms, for ten moves in
-//! sudden death) is set aside for the latency of the moves to come, and with
-//! `left` = remaining time − reserve:
+//! `overhead · (mtg + 2)` (the `Move Overhead` option, default 30 ms, for every move of the
+//! horizon and two more, as Stockfish reserves it) is set aside for the latency of the moves to
+//! come, and with `left` = remaining time − reserve:
 //!
 //! * **soft** = `left / mtg + 3/4 · increment`;
 //! * **hard** = `3 · soft`;
@@ -13,7 +13,10 @@
 //! move). No move takes more than a fixed fraction of what is left above the reserve, so that
 //! part shrinks geometrically and the reserve pays the latencies: even if every move ran to its
 //! hard limit (a tenth of `left` in sudden death) with 5 ms of latency on top, a 1+0 game of
-//! 100 moves a side would end with more than 100 ms on the clock (see the tests).
+//! 100 moves a side would end with more than 100 ms on the clock, and moves at the soft limit
+//! that each cost the whole `Move Overhead` on top last 150 moves a side (see the tests). A
+//! reserve of only ten moves' overhead flagged: a loaded machine's latency (15–30 ms a move)
+//! emptied it in the long sudden-death games of `vzero/tests/uci_cli.rs`.
 //!
 //! During the search, [`TimePlan::should_stop`] decides:
 //!
@@ -74,7 +77,7 @@ impl TimePlan {
     /// answering `bestmove`, the GUI's own delays), reserved for the moves to come.
     pub fn new(clock: &Clock, overhead: Duration) -> TimePlan {
         let mtg = clock.moves_to_go.map_or(HORIZON, |m| m.clamp(1, HORIZON)) as f64;
-        let reserve = overhead.as_secs_f64() * (mtg / 3.0).max(1.0);
+        let reserve = overhead.as_secs_f64() * (mtg + 2.0);
         let left = (clock.time.as_secs_f64() - reserve).max(0.0);
         let cap = if mtg <= 1.0 { 0.85 * left } else { 0.5 * left };
         let soft = (left / mtg + 0.75 * clock.inc.as_secs_f64()).min(cap);
@@ -116,18 +119,18 @@ mod tests {
     #[test]
     fn plans_follow_the_clock() {
         let p = TimePlan::new(&Clock { time: ms(60_000), inc: ms(0), moves_to_go: None }, ms(30));
-        assert!((p.soft.as_secs_f64() - 59.7 / 30.0).abs() < 1e-9);
-        assert!((p.hard.as_secs_f64() - 3.0 * 59.7 / 30.0).abs() < 1e-9);
+        assert!((p.soft.as_secs_f64() - 59.04 / 30.0).abs() < 1e-9);
+        assert!((p.hard.as_secs_f64() - 3.0 * 59.04 / 30.0).abs() < 1e-9);
         let p = TimePlan::new(&Clock { time: ms(180_000), inc: ms(2000), moves_to_go: None }, ms(30));
-        assert!((p.soft.as_secs_f64() - (179.7 / 30.0 + 1.5)).abs() < 1e-9);
+        assert!((p.soft.as_secs_f64() - (179.04 / 30.0 + 1.5)).abs() < 1e-9);
         // little time left, big increment: never more than half of what is left
         let p = TimePlan::new(&Clock { time: ms(1000), inc: ms(2000), moves_to_go: None }, ms(30));
         assert!(p.hard <= Duration::from_secs_f64(0.7 * 0.5 + 1e-9));
         // the last move before the time control may use most of the clock
         let p = TimePlan::new(&Clock { time: ms(1000), inc: ms(0), moves_to_go: Some(1) }, ms(30));
-        assert!(p.soft > ms(800) && p.hard < ms(900));
-        // within the reserve: nothing
-        let p = TimePlan::new(&Clock { time: ms(250), inc: ms(0), moves_to_go: None }, ms(30));
+        assert!(p.soft > ms(750) && p.hard < ms(900));
+        // within the reserve (32 moves' overhead): nothing
+        let p = TimePlan::new(&Clock { time: ms(950), inc: ms(0), moves_to_go: None }, ms(30));
         assert_eq!((p.soft, p.hard), (Duration::ZERO, Duration::ZERO));
     }
 
@@ -142,6 +145,18 @@ mod tests {
             }
             assert!(t > ms(100), "{start}+{inc}: {t:?} left");
         }
+    }
+
+    #[test]
+    fn moves_that_each_cost_the_whole_overhead_still_keep_time() {
+        // 1+0, every move at its soft limit plus the full Move Overhead of latency (a loaded
+        // machine, a distant server): 150 moves a side and time left
+        let mut t = ms(60_000);
+        for mv in 0..150 {
+            let p = TimePlan::new(&Clock { time: t, inc: ms(0), moves_to_go: None }, ms(30));
+            t = t.checked_sub(p.soft + ms(30)).unwrap_or_else(|| panic!("lost on time at move {mv}"));
+        }
+        assert!(t > Duration::ZERO);
     }
 
     #[test]

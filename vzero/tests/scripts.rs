@@ -73,3 +73,50 @@ fn a_script_in_the_block_runs_as_it_was_when_started() {
     assert!(code != Some(0) || out != "first\nsecond\n", "{code:?} {out}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// scripts/test.sh names every failure from cargo's own output (scripts/test-failures.sh): a
+/// real `cargo test --no-fail-fast` over a scratch crate with a passing, a failing and an
+/// aborting test binary, and a doc test that fails.
+#[test]
+fn test_failures_names_failed_tests_and_crashed_binaries_from_cargo_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let krate = dir.path().join("scratch");
+    std::fs::create_dir_all(krate.join("src")).unwrap();
+    std::fs::create_dir_all(krate.join("tests")).unwrap();
+    std::fs::write(krate.join("Cargo.toml"), "[package]\nname = \"scratch-crate\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n").unwrap();
+    std::fs::write(
+        krate.join("src/lib.rs"),
+        "/// ```\n/// assert_eq!(scratch_crate::one(), 2);\n/// ```\npub fn one() -> u32 { 1 }\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn holds() {}\n    #[test]\n    fn breaks() { assert_eq!(super::one(), 2); }\n}\n",
+    )
+    .unwrap();
+    std::fs::write(krate.join("tests/aborts.rs"), "#[test]\nfn first() {}\n#[test]\nfn dies() { std::process::abort(); }\n").unwrap();
+    std::fs::write(krate.join("tests/fine.rs"), "#[test]\nfn a() {}\n#[test]\nfn b() {}\n").unwrap();
+    // one file for both streams, in order, as test.sh's `2>&1 | tee` keeps them
+    let log = dir.path().join("cargo.log");
+    let file = std::fs::File::create(&log).unwrap();
+    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args(["test", "--offline", "--no-fail-fast", "--", "--test-threads=1"])
+        .current_dir(&krate)
+        .env("CARGO_TARGET_DIR", dir.path().join("target"))
+        .stdout(file.try_clone().unwrap())
+        .stderr(file)
+        .status()
+        .unwrap();
+    assert!(!status.success());
+    let summary = Command::new("bash").arg(Path::new(ROOT).join("scripts/test-failures.sh")).arg(&log).output().unwrap();
+    assert!(summary.status.success(), "{}", String::from_utf8_lossy(&summary.stderr));
+    let mut lines: Vec<String> = String::from_utf8_lossy(&summary.stdout).lines().map(String::from).collect();
+    let passed = lines.remove(0);
+    lines.sort();
+    let log_text = std::fs::read_to_string(&log).unwrap();
+    // holds, fine::a, fine::b (aborts' `first` ran, but its binary never printed a result)
+    assert_eq!(passed, "passed 3", "{log_text}");
+    assert_eq!(
+        lines,
+        ["failed aborts (ended without a test result: crashed or killed)", "failed scratch_crate (doc)::src/lib.rs - one (line 1)", "failed scratch_crate::tests::breaks"],
+        "{log_text}"
+    );
+    // a missing log is refused with its usage
+    let missing = Command::new("bash").arg(Path::new(ROOT).join("scripts/test-failures.sh")).arg(dir.path().join("none.log")).output().unwrap();
+    assert_eq!(missing.status.code(), Some(2));
+}
