@@ -12,8 +12,10 @@
 #     second run, and waits for its first chunk;
 # then cancels self-play task 1 (scancel), requeues it (scontrol requeue) and waits until it
 # writes again (a new process, a newer network); requeues the running learner and waits until
-# the new one holds the run's lease and publishes; cancels everything, runs `vzero check` on
-# both runs (it must pass) and tears everything down (daemons stopped, temporary folder removed).
+# the new one holds the run's lease and publishes; submits a second learner job, which must be
+# refused and wait, cancels the first and waits until the second takes the run over and
+# publishes; cancels everything, runs `vzero check` on both runs (it must pass) and tears
+# everything down (daemons stopped, temporary folder removed).
 # Prints one summary line `slurm-test: ok …` with the timings; any step that does not happen
 # in time fails with `slurm-test: FAILED: …` and the logs' last lines.
 #
@@ -50,7 +52,7 @@ if ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null || ! comm
   log "installed $(dpkg-query -W -f '${Package} ${Version}, ' slurm-wlm munge | sed 's/, $//')"
 fi
 if [ ! -x .venv/bin/moto_server ]; then
-  VZERO_SKIP_PYTHON=1 VZERO_SKIP_FSF=1 bash scripts/setup.sh
+  VZERO_SKIP_PYTHON=1 VZERO_SKIP_FSF=1 VZERO_SKIP_DEPLOY=1 bash scripts/setup.sh
 fi
 BIN=${VZERO_BIN:-$ROOT/target/release/vzero}
 if [ ! -x "$BIN" ] || [ ! -x "$(dirname "$BIN")/vzero-torch" ]; then
@@ -123,8 +125,8 @@ head -c 1024 /dev/urandom >"$WORK/munge.key"
 chmod 600 "$WORK/munge.key"
 munged -f --socket="$WORK/munge.sock" --key-file="$WORK/munge.key" --pid-file="$WORK/munged.pid" \
   --log-file="$WORK/munged.log" --seed-file="$WORK/munged.seed"
-# The node claims 4 CPUs whatever the machine has (config_overrides), so that the learner and three
-# array tasks of one CPU each run at once; job processes are tracked through /proc (linuxproc), no
+# The node claims 6 CPUs whatever the machine has (config_overrides), so that two learner jobs and
+# three array tasks of one CPU each run at once; job processes are tracked through /proc (linuxproc), no
 # cgroup is used (task/none, no accounting): it works in a container without systemd.
 cat >"$SLURM_CONF" <<EOF
 ClusterName=vzerotest
@@ -155,7 +157,7 @@ SlurmdParameters=config_overrides
 ReturnToService=2
 KillWait=2
 MinJobAge=600
-NodeName=$NODE NodeAddr=127.0.0.1 CPUs=4 RealMemory=1000 State=UNKNOWN
+NodeName=$NODE NodeAddr=127.0.0.1 CPUs=6 RealMemory=1000 State=UNKNOWN
 PartitionName=test Nodes=$NODE Default=YES MaxTime=INFINITE State=UP
 EOF
 slurmctld -i
@@ -314,8 +316,31 @@ wait_for "a checkpoint of the requeued learner (after generation $GEN_BEFORE)" 1
 T_LEARNER=$((SECONDS - T0))
 log "learner requeued (pid $PL -> $PLB): holds the lease, published generation $(s3 generation "$P")"
 
+# ---- A second learner job: refused while the first runs, it takes over once that one is gone -----
+LJ2=$(submit --cpus-per-task=1 --output="$WORK/logs/learner2-%j.out" deploy/slurm/learner.sbatch)
+JOBS+=("$LJ2")
+LOGL2="$WORK/logs/learner2-$LJ2.out"
+refused() { grep -q 'has a learner already' "$LOGL2" 2>/dev/null && grep -q 'trying again in 15 s' "$LOGL2"; }
+wait_for "the second learner job to be refused and wait" 90 refused
+[ "$(state_of "$LJ2")" = RUNNING ] || die "the refused learner job $LJ2 did not wait for the lease"
+P2A=$(pid_of "$LOGL2" 1)
+log "second learner job $LJ2 refused while job $LJ holds the run ($(grep -m1 -o 'has a learner already: host [^,]*, pid [0-9]*' "$LOGL2")); it waits"
+scancel "$LJ"
+learner_gone() { [ -z "$(state_of "$LJ")" ] && ! kill -0 "$PLB" 2>/dev/null; }
+wait_for "the first learner job to end after scancel" 30 learner_gone
+retried() { local p; p=$(pid_of "$LOGL2" 1); [ -n "$p" ] && [ "$p" != "$P2A" ]; }
+wait_for "the second learner job to try again" 40 retried
+PL2=$(pid_of "$LOGL2" 1)
+VZ_PIDS+=("$P2A" "$PL2")
+GEN_BEFORE=$(s3 generation "$P")
+holds_lease2() { vz status --run "$RUN" 2>/dev/null | grep -q "^learner .*pid $PL2 "; }
+wait_for "the second learner (pid $PL2) to hold the run's lease" 60 holds_lease2
+wait_for "a checkpoint of the second learner (after generation $GEN_BEFORE)" 180 newer_checkpoint $((GEN_BEFORE + 1))
+T_SECOND=$((SECONDS - T0))
+log "second learner job took the run over (pid $PL2) and published generation $(s3 generation "$P")"
+
 # ---- Stop everything and check the runs -----------------------------------------------------------
-scancel "$LJ" "$AJ" "$NJ"
+scancel "$LJ2" "$AJ" "$NJ"
 none_left() {
   [ -z "$(squeue -h 2>/dev/null)" ] || return 1
   local p; for p in "${VZ_PIDS[@]}"; do ! kill -0 "$p" 2>/dev/null || return 1; done
@@ -327,7 +352,7 @@ OUTN=$(vz check --run "$NNUE_RUN" 2>&1) || { echo "$OUTN" >&2; die "vzero check 
 CHECKN=$(echo "$OUTN" | tail -n1)
 log "$CHECK"
 log "$CHECKN"
-echo "slurm-test: ok in $((SECONDS - T0)) s: Slurm up at ${T_SLURM} s; checkpoint after generation 0 at ${T_CKPT} s, both self-play tasks playing it at ${T_PICKUP} s; task 1 cancelled at ${T_CANCEL} s, requeued and writing again at ${T_REQUEUED} s; learner requeued and publishing at ${T_LEARNER} s; vzero check passed on both runs"
+echo "slurm-test: ok in $((SECONDS - T0)) s: Slurm up at ${T_SLURM} s; checkpoint after generation 0 at ${T_CKPT} s, both self-play tasks playing it at ${T_PICKUP} s; task 1 cancelled at ${T_CANCEL} s, requeued and writing again at ${T_REQUEUED} s; learner requeued and publishing at ${T_LEARNER} s; a second learner job refused, then taking the run over at ${T_SECOND} s; vzero check passed on both runs"
 echo "slurm-test: $CHECK"
 echo "slurm-test: $CHECKN"
 exit
