@@ -21,8 +21,8 @@
 #
 # Usage: scripts/slurm-test.sh [--minutes N]     (default 15: the whole test's time bound)
 #   VZERO_BIN=path/to/vzero   the binaries to test (default target/release/vzero, built if missing)
-# Not part of scripts/test.sh (it installs system packages and starts daemons); about 3 minutes
-# on the project's 2-core machine once the packages are there.
+# Not part of scripts/test.sh (it installs system packages and starts daemons); about 1.5 minutes
+# on the project's 2-core machine (README, "Many machines").
 { # the whole script is read before it runs: editing it (or a git pull) during a run changes nothing
 set -euo pipefail
 cd "$(dirname "$0")/.."
