@@ -36,6 +36,7 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
+case "$MINUTES" in ''|*[!0-9]*) echo "usage: scripts/slurm-test.sh [--minutes N] (N: whole minutes)" >&2; exit 2 ;; esac
 T0=$SECONDS
 DEADLINE=$((SECONDS + MINUTES * 60))
 
