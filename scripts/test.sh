@@ -16,7 +16,7 @@ if [ -x scripts/setup.sh ]; then
   bash scripts/setup.sh
 fi
 # Every stage runs even after one fails, and so does every test binary (--no-fail-fast): one run
-# shows everything that is broken. The last lines count the tests (the cargo tests and the three
+# shows everything that is broken. The last lines count the tests (the cargo tests and the four
 # script checks below) and name every one that failed.
 log=$(mktemp "${TMPDIR:-/tmp}/vzero-test.XXXXXX")
 trap 'rm -f "$log"' EXIT
@@ -60,6 +60,13 @@ if [ "${VZERO_SKIP_FSF:-0}" != 1 ]; then
 else
   echo "test.sh: VZERO_SKIP_FSF=1: the Fairy-Stockfish differential test (scripts/fsf_diff.py) and perft check (scripts/fsf_perft.py) are skipped" >&2
 fi
+# The deployment recipes (deploy/): every Kubernetes manifest of deploy/k8s/ against the pinned
+# Kubernetes version's schemas (kubernetes-validate, strict, offline), the references and resources
+# its pods need, and hadolint on deploy/Dockerfile (scripts/k8s_validate.py; under a second). The
+# Slurm scripts have a test of their own on a real Slurm: scripts/slurm-test.sh (README, "Many
+# machines").
+check "scripts/k8s_validate.py (deploy/k8s manifests, deploy/Dockerfile)" \
+  .venv/bin/python scripts/k8s_validate.py
 # Faults together (docs/reliability.md): processes SIGKILLed, a second learner, a paused and a
 # failing S3 server, a full disk, with `vzero check` after each; the short form, ~4 minutes.
 # VZERO_SKIP_CHAOS=1 skips it.

@@ -2,14 +2,14 @@
 # one way to find the binary.
 #
 # vzero_bin SCRIPT first installs what is missing (scripts/setup.sh without the Python export
-# venv and the S3 server: LibTorch, and Fairy-Stockfish from the pyffish wheel, the default
+# venv, the S3 server and the deployment checks: LibTorch, and Fairy-Stockfish from the pyffish wheel, the default
 # `fsf` player), then sets $vzero: $VZERO when set, else target/release/vzero, built with its
 # sibling by `cargo build --release -p vzero` (both binaries: `vzero` is the launcher and hands
 # every command but the rules ones to `vzero-torch` beside it). It fails, naming SCRIPT, when
 # the binary is not there or has no vzero-torch beside it, before any work starts.
 vzero_bin() {
   local script=$1 path
-  VZERO_SKIP_PYTHON=1 VZERO_SKIP_S3=1 bash scripts/setup.sh >&2 || { echo "$script: scripts/setup.sh failed" >&2; return 1; }
+  VZERO_SKIP_PYTHON=1 VZERO_SKIP_S3=1 VZERO_SKIP_DEPLOY=1 bash scripts/setup.sh >&2 || { echo "$script: scripts/setup.sh failed" >&2; return 1; }
   if [ -n "${VZERO:-}" ]; then
     vzero=$VZERO
   else
