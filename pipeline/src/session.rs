@@ -352,8 +352,15 @@ impl Session {
             }
         }
         stop.store(true, Ordering::Relaxed);
-        let teacher = teachers.map(|t| t.stop(Duration::from_secs(5)));
         let joined = join(workers);
+        let teacher = teachers.map(|mut t| {
+            if failure.is_none() && joined.is_ok() && games_done() {
+                // the game limit bounds self-play: the teachers label what it produced first
+                let deadline = limits.minutes.map_or(Instant::now() + Duration::from_secs(3600), |m| start + Duration::from_secs_f64(m * 60.0));
+                t.drain(deadline);
+            }
+            t.stop(Duration::from_secs(5))
+        });
         if failure.is_none() && joined.is_ok() && games_done() {
             // The game limit bounds self-play; train on what it produced (within the reuse cap).
             let step = Cell::new(learner.step());

@@ -224,6 +224,9 @@ impl TeacherStats {
 /// ended (or its time is up) instead of polling the threads.
 pub struct Teachers {
     stop: Option<Sender<()>>,
+    /// Dropped by [`Teachers::drain`] (nothing is ever sent): each worker labels the newest
+    /// chunk once more, then ends.
+    wake: Option<Sender<()>>,
     done: Receiver<()>,
     handles: Vec<JoinHandle<()>>,
     /// The workers' counters.
@@ -248,7 +251,8 @@ impl Teachers {
             warnings: Mutex::new(notes),
         });
         let taken = Arc::new(Mutex::new(HashSet::new()));
-        let Choice::Teach(spec) = teacher else { return Ok(Teachers { stop: Some(stop), done, handles: Vec::new(), stats }) };
+        let (wake, woken) = bounded::<()>(0);
+        let Choice::Teach(spec) = teacher else { return Ok(Teachers { stop: Some(stop), wake: Some(wake), done, handles: Vec::new(), stats }) };
         let cfg = TeacherConfig { spec, fallback: None, ..cfg.clone() };
         let handles = (0..cfg.workers)
             .map(|i| {
@@ -260,12 +264,26 @@ impl Teachers {
                     _done: done_tx.clone(),
                     stats: stats.clone(),
                     taken: taken.clone(),
+                    drain: woken.clone(),
                     index: i,
                 };
                 std::thread::Builder::new().name(format!("teacher-{i}")).spawn(move || w.run()).context("starting a teacher thread")
             })
             .collect::<Result<Vec<_>>>()?;
-        Ok(Teachers { stop: Some(stop), done, handles, stats })
+        Ok(Teachers { stop: Some(stop), wake: Some(wake), done, handles, stats })
+    }
+
+    /// Has each worker label the newest self-play chunk none has taken yet once more (waking it
+    /// from a pause), then end: when a game limit has ended self-play, the teachers label the
+    /// last games before the learner trains on them, however the threads were scheduled while
+    /// the games ran (a slow teacher's start could leave a short run with no label at all).
+    /// Waits until `deadline` at most.
+    pub fn drain(&mut self, deadline: Instant) {
+        self.wake = None;
+        if !self.handles.is_empty() {
+            // Err(Disconnected): every worker has ended; Err(Timeout): the time is up
+            let _ = self.done.recv_deadline(deadline);
+        }
     }
 
     /// Asks the workers to stop and waits for them up to `wait` (a worker inside a slow teacher
@@ -310,6 +328,8 @@ struct Worker {
     stats: Arc<TeacherStats>,
     /// Chunks a worker has looked at (self-play chunks it took, and the others).
     taken: Arc<Mutex<HashSet<PathBuf>>>,
+    /// Closed by [`Teachers::drain`] (nothing is ever sent).
+    drain: Receiver<()>,
     index: usize,
 }
 
@@ -319,20 +339,28 @@ impl Worker {
         // that cannot start costs a warning a minute, not a busy loop
         let mut failed = 0u32;
         while !self.stopped() {
+            // a drain asked before this pass makes it the last
+            let last = self.drain.try_recv() == Err(TryRecvError::Disconnected);
             let outcome = self.next_chunk().context("listing the run's chunks").and_then(|c| match c {
                 Some((path, chunk)) => self.label(&path, &chunk).map(|()| true),
                 None => Ok(false),
             });
             match outcome {
                 Ok(true) => failed = 0,
+                Ok(false) if last => {}
                 Ok(false) => self.pause(1.0),
                 Err(e) => {
                     self.stats.failures.fetch_add(1, Ordering::Relaxed);
                     let wait = (self.cfg.poll_seconds * 2f64.powi(failed.min(10) as i32)).min(60.0);
                     self.stats.warn(format!("warning: teacher {}: {e:#}; trying again in {wait:.0} s", self.index));
                     failed += 1;
-                    self.pause(wait / self.cfg.poll_seconds);
+                    if !last {
+                        self.pause(wait / self.cfg.poll_seconds);
+                    }
                 }
+            }
+            if last {
+                break;
             }
         }
     }
@@ -342,11 +370,16 @@ impl Worker {
         self.stop.try_recv() == Err(TryRecvError::Disconnected)
     }
 
-    /// Sleeps `factor · poll_seconds`, waking at once when asked to stop. (The pause itself is a
+    /// Sleeps `factor · poll_seconds`, waking at once when asked to stop or to drain. (The pause itself is a
     /// timed poll: new self-play chunks are files, written by other threads and processes alike.)
     fn pause(&self, factor: f64) {
-        // Err(Timeout): the pause is over; Err(Disconnected): stop (nothing is ever sent)
-        let _ = self.stop.recv_timeout(Duration::from_secs_f64(self.cfg.poll_seconds * factor));
+        // the timeout: the pause is over; a channel disconnected: stop, or a drain (nothing is
+        // ever sent on either)
+        crossbeam_channel::select! {
+            recv(self.stop) -> _ => {},
+            recv(self.drain) -> _ => {},
+            default(Duration::from_secs_f64(self.cfg.poll_seconds * factor)) => {},
+        }
     }
 
     /// The newest self-play chunk no worker has taken yet (taking it), opened.

@@ -47,8 +47,11 @@ fn labelled(out: &str) -> u64 {
 fn teacher_workers_label_positions_of_the_newest_games_while_the_run_trains() {
     let dir = scratch("label");
     let cfg = dir.join("teacher.toml");
-    // the first teacher cannot start (no such program): its fallback teaches instead
-    std::fs::write(&cfg, tiny_config("", "[teacher]\nspec = \"uci:/nonexistent/vzero-teacher\"\nfallback = \"alphabeta:1\"\nbatch = 16\npoll_seconds = 0.2\n")).unwrap();
+    // the first teacher cannot start (no such program): its fallback teaches instead. Polling
+    // every 30 s, it finds no game at its start and sleeps past the 8 games: the labels come
+    // from the drain at the game limit (the newest chunk labelled before the learner's last
+    // steps), not from how the threads happened to be scheduled.
+    std::fs::write(&cfg, tiny_config("", "[teacher]\nspec = \"uci:/nonexistent/vzero-teacher\"\nfallback = \"alphabeta:1\"\nbatch = 16\npoll_seconds = 30\n")).unwrap();
     let run = dir.join("run");
     let (code, out, err) = vzero(&["train", "--config", cfg.to_str().unwrap(), "--run", run.to_str().unwrap(), "--games", "8", "--minutes", "3", "--quiet"]);
     assert_eq!(code, 0, "{err}");
