@@ -57,14 +57,39 @@ stamp "network throughput on this machine's CPU ($(nproc) cores)"
 "$BIN/nnbench" --variant empire --device cpu --nets 4x32,10x128 --threads 1,"$(nproc)" --batches 32,256 --train-batch 256 --reps 3 2>&1 | tee "$W/nn-cpu.txt"
 
 fi
-stamp "vzero train, configs/empire-gpu.toml, $MINUTES minutes (no teacher: no Fairy-Stockfish here)"
+# Issue 47: self-play with each worker's own network against one evaluation server per process
+# (every worker's leaves in one forward pass). 14 workers is the profile; 28 gives the server
+# more leaves in flight. Moves/s, positions per forward pass, mean GPU utilisation per setting;
+# the training below uses the fastest (VZERO_GPU_RUN_EVALUATOR=per-worker:14 forces one).
+EVAL_SECS=${VZERO_GPU_RUN_EVAL_SECONDS:-40}
+best=${VZERO_GPU_RUN_EVALUATOR:-}
+if [ -z "$best" ]; then
+  stamp "self-play evaluators: per-worker networks against one shared evaluation server (configs/empire-gpu.toml, $EVAL_SECS s each)"
+  best=per-worker:14; best_rate=0
+  for spec in per-worker:14 shared:14 shared:28; do
+    mode=${spec%%:*}; workers=${spec##*:}
+    nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -l 1 > "$W/util-$mode-$workers.csv" 2>/dev/null &
+    smi=$!
+    "$V" bench selfplay --config configs/empire-gpu.toml --device "${VZERO_GPU_RUN_DEVICE:-cuda}" --no-single \
+      --evaluator "$mode" --workers "$workers" --runs 1 --seconds "$EVAL_SECS" 2>&1 | tee "$W/eval-$mode-$workers.txt"
+    kill $smi 2>/dev/null
+    util=$(awk '$1+0==$1 {n++; s+=$1} END {if (n) printf "%.1f", s/n; else printf "n/a"}' "$W/util-$mode-$workers.csv")
+    rate=$(grep '^selfplay' "$W/eval-$mode-$workers.txt" | grep -o '[0-9]* moves/s' | head -n 1 | cut -d' ' -f1)
+    ppf=$(grep '^selfplay' "$W/eval-$mode-$workers.txt" | grep -o '[0-9.]* positions per forward' | head -n 1 | cut -d' ' -f1)
+    echo "evaluator $mode, $workers workers: ${rate:-?} moves/s, ${ppf:-?} positions per forward pass, mean GPU utilisation $util%" | tee -a "$W/evaluators.txt"
+    if [ -n "$rate" ] && [ "$rate" -gt "$best_rate" ]; then best=$spec; best_rate=$rate; fi
+  done
+  echo "fastest: $best ($best_rate moves/s); issue 47's goal: GPU busy >= 85% and >= 4,800 moves/s (3x docs/gpu.md's run 2)" | tee -a "$W/evaluators.txt"
+fi
+stamp "vzero train, configs/empire-gpu.toml with the $best evaluator, $MINUTES minutes (no teacher: no Fairy-Stockfish here)"
 nvidia-smi --query-gpu=timestamp,utilization.gpu,utilization.memory,memory.used,power.draw --format=csv,nounits -l 1 > "$W/gpu-util.csv" 2>&1 &
 smi=$!
 top -b -d 5 -n 60 | grep -E "^%Cpu|^MiB Mem" > "$W/cpu-util.txt" 2>&1 &
 topp=$!
 # the profile as it is, but a gauntlet every generation (a few minutes make few generations)
-sed -e 's/^every = [0-9]*  /every = 1  /' -e "s/^publish_every = [0-9]*/publish_every = ${VZERO_GPU_RUN_PUBLISH:-100}/" configs/empire-gpu.toml > "$W/empire-gpu.toml"
-grep -E '^(every|publish_every|workers|games_per_worker|full_sims|cheap_sims|min_rows) ' "$W/empire-gpu.toml"
+sed -e 's/^every = [0-9]*  /every = 1  /' -e "s/^publish_every = [0-9]*/publish_every = ${VZERO_GPU_RUN_PUBLISH:-100}/" \
+    -e "s/^workers = [0-9]* /workers = ${best##*:} /" -e "s/^evaluator = \"[a-z-]*\"/evaluator = \"${best%%:*}\"/" configs/empire-gpu.toml > "$W/empire-gpu.toml"
+grep -E '^(every|publish_every|workers|evaluator|games_per_worker|full_sims|cheap_sims|min_rows) ' "$W/empire-gpu.toml"
 "$V" train --config "$W/empire-gpu.toml" --run "$W/run" --minutes "$MINUTES" --teacher off ${VZERO_GPU_RUN_DEVICE:+--device "$VZERO_GPU_RUN_DEVICE"} --quiet 2>&1 | tee "$W/train.log"
 kill $smi $topp 2>/dev/null
 grep -q "learner device: Cuda" "$W/train.log" || { echo "error: the learner did not run on CUDA"; fail=1; }

@@ -3,6 +3,7 @@
 //! each leaf's legal moves (in the search's order) with a W/D/L value.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use tch::Device;
 use vzero_encoding::{fingerprint, InputEncoder, MoveEncoder, MoveEntry, ENCODING_VERSION};
@@ -12,6 +13,7 @@ use vzero_rules::{Game, Move, Variant};
 use crate::checkpoint::{self, CheckpointInfo, CheckpointMeta, Expected};
 use crate::config::{policy_map_from_keys, NetConfig, PolicyHead};
 use crate::error::{ModelError, Result};
+use crate::eval_server::{EvalClient, NetKey};
 use crate::model::{Evaluation, LegalMoves, Model};
 
 /// What a checkpoint of `variant` must match: variant, encoding version and fingerprint.
@@ -64,9 +66,17 @@ pub fn leaf_value(eval: &Evaluation, i: usize) -> LeafValue {
     LeafValue::from_wdl(w, d, l)
 }
 
+/// Where a [`NetEvaluator`]'s forward passes run.
+enum Backend {
+    /// Its own network, in the calling thread.
+    Local(Model),
+    /// A process's evaluation server, batched with other threads' leaves.
+    Shared { client: EvalClient, key: Arc<NetKey> },
+}
+
 /// A network together with the encodings of its variant.
 pub struct NetEvaluator {
-    model: Model,
+    backend: Backend,
     input: InputEncoder,
     moves: MoveEncoder,
     name: String,
@@ -118,6 +128,24 @@ pub fn fresh_model(variant: Variant, cfg: &NetConfig, device: Device, seed: u64)
     Model::seeded(cfg, device, map.as_deref(), seed)
 }
 
+/// The file stem of a checkpoint path: the network's name.
+fn checkpoint_stem(path: &Path) -> String {
+    path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+/// Loads a checkpoint of `variant` onto `device`, refusing one of another variant, encoding
+/// version or policy map.
+pub fn load_model(path: &Path, variant: Variant, device: Device) -> Result<(Model, CheckpointMeta)> {
+    let map = policy_map(variant)?.1;
+    let expected = Expected { policy_map: None, ..expected(variant) };
+    let meta = checkpoint::read_meta(path)?;
+    let expected = match meta.net.policy_head {
+        PolicyHead::Mapped { .. } => Expected { policy_map: Some(&map), ..expected },
+        _ => expected,
+    };
+    checkpoint::load(path, &expected, device)
+}
+
 impl NetEvaluator {
     /// Wraps a model; checks that its shape fits the variant's encodings.
     pub fn new(model: Model, variant: Variant, name: impl Into<String>) -> Result<NetEvaluator> {
@@ -133,7 +161,7 @@ impl NetEvaluator {
             )));
         }
         Ok(NetEvaluator {
-            model,
+            backend: Backend::Local(model),
             input,
             moves,
             name: name.into(),
@@ -147,17 +175,38 @@ impl NetEvaluator {
 
     /// Loads a checkpoint of `variant`, refusing one of another variant or encoding version.
     pub fn load(path: &Path, variant: Variant, device: Device) -> Result<(NetEvaluator, CheckpointMeta)> {
-        let map = policy_map(variant)?.1;
-        let expected = Expected { policy_map: None, ..expected(variant) };
-        let meta = checkpoint::read_meta(path)?;
-        let expected = match meta.net.policy_head {
-            PolicyHead::Mapped { .. } => Expected { policy_map: Some(&map), ..expected },
-            _ => expected,
-        };
-        let (model, meta) = checkpoint::load(path, &expected, device)?;
-        let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-        let mut net = NetEvaluator::new(model, variant, name)?;
+        let (model, meta) = load_model(path, variant, device)?;
+        let mut net = NetEvaluator::new(model, variant, checkpoint_stem(path))?;
         net.knowledge = meta.knowledge.unwrap_or_default();
+        Ok((net, meta))
+    }
+
+    /// Like [`NetEvaluator::load`], with the forward passes run by a process's evaluation
+    /// server through `client` (the server loads and checks the checkpoint before this returns).
+    pub fn load_shared(path: &Path, variant: Variant, device: Device, mut client: EvalClient) -> Result<(NetEvaluator, CheckpointMeta)> {
+        let meta = checkpoint::read_meta(path)?;
+        let key = Arc::new(NetKey { path: path.to_path_buf(), variant, device });
+        // no positions: the server loads the network (and reports what is wrong with it)
+        client.evaluate(&key, &mut Vec::new(), &mut LegalMoves::new(), &mut Evaluation::default())?;
+        let input = InputEncoder::new(variant);
+        let moves = MoveEncoder::new(variant);
+        let cfg = &meta.net;
+        let want = (input.num_planes(), input.height(), input.width(), moves.len());
+        let got = (cfg.input_planes, cfg.board_height, cfg.board_width, cfg.policy_size);
+        if want != got {
+            return Err(ModelError::Config(format!("network (planes, height, width, policy) = {got:?} does not fit {} whose encoding needs {want:?}", variant.name())));
+        }
+        let net = NetEvaluator {
+            backend: Backend::Shared { client, key },
+            input,
+            moves,
+            name: checkpoint_stem(path),
+            planes: Vec::new(),
+            legal: LegalMoves::new(),
+            idx: Vec::new(),
+            eval: Evaluation::default(),
+            knowledge: meta.knowledge.unwrap_or_default(),
+        };
         Ok((net, meta))
     }
 
@@ -177,9 +226,12 @@ impl NetEvaluator {
         &self.name
     }
 
-    /// The network.
-    pub fn model(&self) -> &Model {
-        &self.model
+    /// The network, when it runs in this thread (not through an evaluation server).
+    pub fn model(&self) -> Option<&Model> {
+        match &self.backend {
+            Backend::Local(m) => Some(m),
+            Backend::Shared { .. } => None,
+        }
     }
 
     /// The input encoder.
@@ -222,7 +274,10 @@ impl NetEvaluator {
             }
             self.legal.push(&self.idx);
         }
-        self.model.evaluate_into(&self.planes, None, &self.legal, &mut self.eval)?;
+        match &mut self.backend {
+            Backend::Local(model) => model.evaluate_into(&self.planes, None, &self.legal, &mut self.eval)?,
+            Backend::Shared { client, key } => client.evaluate(key, &mut self.planes, &mut self.legal, &mut self.eval)?,
+        }
         let k = self.knowledge;
         if k.is_active() {
             // Blend the heuristics into the evaluation in place, so every caller (self-play,

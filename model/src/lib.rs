@@ -21,6 +21,7 @@ pub mod checkpoint;
 mod config;
 pub mod device;
 mod error;
+pub mod eval_server;
 pub mod evaluator;
 pub mod export;
 mod infer;
@@ -36,9 +37,10 @@ pub use config::{
 pub use device::{set_threads, DeviceChoice};
 pub use error::{ModelError, Result};
 pub use evaluator::{
-    checkpoint_info, expected, fresh_model, leaf_value, net_config, policy_map, random_positions,
-    NetEvaluator,
+    checkpoint_info, expected, fresh_model, leaf_value, load_model, net_config, policy_map,
+    random_positions, NetEvaluator,
 };
+pub use eval_server::{EvalClient, EvalServer, NetKey, ServerConfig, ServerStats};
 pub use export::{export_torchscript, ExportInfo};
 pub use infer::{cpu_has_amx_bf16, InferencePrecision, AUTO_BF16_MIN_BATCH, PRECISION_ENV};
 pub use model::{Evaluation, LegalMoves, Model};

@@ -190,7 +190,13 @@ impl Session {
         finished: &Sender<()>,
     ) -> Result<Vec<std::thread::JoinHandle<Result<()>>>> {
         let device = self.device()?;
-        let host = std::process::id();
+        // the host name and process id: unique across the machines, pods and processes of a run
+        // (the pods of a Kubernetes Job all run vzero under the same process id)
+        let process = format!("{}_p{}", vzero_base::hostname(), std::process::id());
+        let evaluator = self.cfg.selfplay.start_evaluator()?;
+        if let Some(server) = &evaluator {
+            let _ = stats.evaluator.set(server.clone());
+        }
         (0..n)
             .map(|i| {
                 let ctx = WorkerContext {
@@ -201,8 +207,9 @@ impl Session {
                     stop: stop.clone(),
                     stats: stats.clone(),
                     max_games,
-                    name: format!("p{host}w{i}"),
+                    name: format!("{process}w{i}"),
                     seed: rand_seed(i),
+                    evaluator: evaluator.clone(),
                 };
                 let finished = Finished(finished.clone());
                 std::thread::Builder::new()
@@ -560,8 +567,6 @@ fn join(workers: Vec<std::thread::JoinHandle<Result<()>>>) -> Result<()> {
 /// forward pass, the network playing.
 pub fn selfplay_line(stats: &Stats) -> String {
     let l = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
-    let evals = l(&stats.evals);
-    let batches = l(&stats.batches).max(1);
     format!(
         "games {} (+{} ={} -{}) moves {} rows {} | batch {:.1} | net {}",
         l(&stats.games),
@@ -570,7 +575,7 @@ pub fn selfplay_line(stats: &Stats) -> String {
         l(&stats.results[2]),
         l(&stats.moves),
         l(&stats.rows),
-        evals as f64 / batches as f64,
+        stats.positions_per_forward(),
         stats.network.lock().unwrap_or_else(|e| e.into_inner())
     )
 }

@@ -115,3 +115,34 @@ fn switch_run(min_score: f64) {
         }
     }
 }
+
+#[test]
+fn workers_sharing_one_evaluator_play_learn_and_pick_up_new_networks() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("shared.toml");
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/tests/tiny-empire.toml")).unwrap();
+    let text = text.replace("workers = 1\n", "workers = 3\nevaluator = \"shared\"\nevaluator_threads = 2\nevaluator_wait_ms = 1.0\n");
+    assert!(text.contains("evaluator = \"shared\""));
+    std::fs::write(&cfg, text).unwrap();
+    let run = dir.path().join("run");
+    let session = Session::open(&run, &ConfigChoice { file: Some(cfg), ..Default::default() }).unwrap();
+    assert_eq!(session.config().selfplay.evaluator, vzero_selfplay::EvaluatorMode::Shared);
+    // a generation is published every 3 steps while the three workers play on
+    let t = session.train(&Limits { games: Some(40), minutes: Some(5.0), ..Default::default() }, &mut |_| {}).unwrap();
+    assert!(t.generation >= 1, "{t:?}");
+    // the progress line's batch is the server's: the three workers' leaves share passes
+    let batch: f64 = t.selfplay.split("batch ").nth(1).and_then(|s| s.split_whitespace().next()).and_then(|b| b.parse().ok()).unwrap();
+    assert!(batch >= 1.0 && batch <= 12.0, "{}", t.selfplay);
+    let rd = vzero_data::RunDir::open_existing(&run).unwrap();
+    let chunks = rd.list_chunks().unwrap();
+    let mut networks = std::collections::BTreeSet::new();
+    for c in &chunks {
+        let chunk = vzero_data::Chunk::open(c).unwrap();
+        assert!(!chunk.read_all().unwrap().is_empty());
+        networks.insert(chunk.meta.network.clone());
+    }
+    let workers: std::collections::BTreeSet<_> = chunks.iter().map(|c| vzero_data::Chunk::open(c).unwrap().meta.worker).collect();
+    assert!(workers.len() >= 2, "chunks of several workers: {workers:?}");
+    // the workers switched networks through the server (gen 0 first, a published one later)
+    assert!(networks.len() >= 2, "games of one network only: {networks:?}");
+}

@@ -57,6 +57,37 @@ pub struct SelfplayConfig {
     /// short-term values: exponentially weighted averages of the following search values, see
     /// `data/README.md`); a network with `[net] short_term_value = true` predicts these.
     pub short_term_horizons: Vec<u32>,
+    /// Where the workers' forward passes run: each worker its own network (`per-worker`), or
+    /// one evaluation server per process batching the leaves of all workers (`shared`).
+    pub evaluator: EvaluatorMode,
+    /// Shared evaluator: server threads (each runs forward passes with its own copy of the
+    /// network while another collects the next batch).
+    pub evaluator_threads: usize,
+    /// Shared evaluator: milliseconds a batch waits, after its first request, for workers not
+    /// yet in (never when all are in).
+    pub evaluator_wait_ms: f64,
+    /// Shared evaluator: positions at which a batch stops collecting.
+    pub evaluator_max_batch: usize,
+}
+
+/// Where self-play's forward passes run (see [`SelfplayConfig::evaluator`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EvaluatorMode {
+    /// Each worker evaluates its own leaves in its own thread.
+    #[default]
+    PerWorker,
+    /// One server per process batches the leaves of all workers.
+    Shared,
+}
+
+impl std::fmt::Display for EvaluatorMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            EvaluatorMode::PerWorker => "per-worker",
+            EvaluatorMode::Shared => "shared",
+        })
+    }
 }
 
 impl Default for SelfplayConfig {
@@ -84,6 +115,10 @@ impl Default for SelfplayConfig {
             sims_ramp_steps: 0,
             sims_start_fraction: 0.25,
             short_term_horizons: vec![6, 16],
+            evaluator: EvaluatorMode::PerWorker,
+            evaluator_threads: 2,
+            evaluator_wait_ms: 2.0,
+            evaluator_max_batch: 4096,
         }
     }
 }
@@ -108,6 +143,9 @@ impl SelfplayConfig {
         check(self.rows_per_chunk >= 1, "rows_per_chunk", "at least 1")?;
         check(self.poll_seconds > 0.0, "poll_seconds", "positive")?;
         check(self.sims_start_fraction > 0.0 && self.sims_start_fraction <= 1.0, "sims_start_fraction", "in (0, 1]")?;
+        check((1..=64).contains(&self.evaluator_threads), "evaluator_threads", "1..=64")?;
+        check((0.0..=1000.0).contains(&self.evaluator_wait_ms), "evaluator_wait_ms", "in [0, 1000]")?;
+        check(self.evaluator_max_batch >= 1, "evaluator_max_batch", "at least 1")?;
         vzero_model::validate_horizons(&self.short_term_horizons, false).map_err(|e| format!("selfplay.short_term_horizons {e}"))?;
         Ok(())
     }
@@ -152,6 +190,20 @@ impl SelfplayConfig {
         }
     }
 
+    /// The process's evaluation server these options ask for (`None`: per-worker networks).
+    pub fn start_evaluator(&self) -> Result<Option<std::sync::Arc<vzero_model::EvalServer>>, vzero_model::ModelError> {
+        if self.evaluator == EvaluatorMode::PerWorker {
+            return Ok(None);
+        }
+        let config = vzero_model::ServerConfig {
+            executors: self.evaluator_threads,
+            max_batch: self.evaluator_max_batch,
+            max_wait: std::time::Duration::from_secs_f64(self.evaluator_wait_ms / 1000.0),
+            threads: 1,
+        };
+        Ok(Some(std::sync::Arc::new(vzero_model::EvalServer::start(config)?)))
+    }
+
     /// The resignation settings.
     pub fn resign_config(&self) -> ResignConfig {
         ResignConfig {
@@ -182,6 +234,20 @@ mod tests {
         let tiny = SelfplayConfig { full_sims: 2, cheap_sims: 1, sims_start_fraction: 0.01, ..c };
         assert_eq!((tiny.playout_cap_at(0).full_sims, tiny.playout_cap_at(0).cheap_sims), (1, 1));
         assert!(SelfplayConfig { sims_start_fraction: 0.0, ..SelfplayConfig::default() }.validate().unwrap_err().contains("sims_start_fraction"));
+    }
+
+    #[test]
+    fn the_evaluator_settings_are_read_and_validated() {
+        let c: SelfplayConfig = toml::from_str("evaluator = \"shared\"\nevaluator_threads = 3\nevaluator_wait_ms = 0.5").unwrap();
+        assert_eq!((c.evaluator, c.evaluator_threads, c.evaluator_wait_ms), (EvaluatorMode::Shared, 3, 0.5));
+        assert_eq!(SelfplayConfig::default().evaluator, EvaluatorMode::PerWorker);
+        assert!(toml::from_str::<SelfplayConfig>("evaluator = \"gpu\"").is_err());
+        assert!(SelfplayConfig { evaluator_threads: 0, ..c.clone() }.validate().unwrap_err().contains("evaluator_threads"));
+        assert!(SelfplayConfig { evaluator_wait_ms: -1.0, ..c.clone() }.validate().unwrap_err().contains("evaluator_wait_ms"));
+        assert!(SelfplayConfig::default().start_evaluator().unwrap().is_none());
+        let server = c.start_evaluator().unwrap().expect("a shared evaluator");
+        assert_eq!(server.config().executors, 3);
+        assert_eq!(server.config().max_wait, std::time::Duration::from_micros(500));
     }
 
     #[test]

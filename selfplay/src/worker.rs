@@ -15,7 +15,7 @@ use vzero_base::now_unix;
 use vzero_data::{ChunkMeta, GameRecord, RunDir, Row};
 use vzero_encoding::ENCODING_VERSION;
 use vzero_mcts::{gather_batch, material_target, FalseResignStats, Leaf, LeafValue, ResignTracker, Search, SearchConfig, VariantGame};
-use vzero_model::{leaf_value, Device, NetEvaluator};
+use vzero_model::{leaf_value, CheckpointMeta, Device, EvalServer, NetEvaluator};
 use vzero_rules::{Color, Game, Move, Outcome, Variant};
 
 use crate::config::SelfplayConfig;
@@ -48,6 +48,20 @@ pub struct Stats {
     pub false_resign: Mutex<FalseResignStats>,
     /// Rung after each chunk written, for a learner in the same process waiting for data.
     pub chunk_written: Doorbell,
+    /// The process's evaluation server, when the workers share one (its forward passes and
+    /// positions per pass).
+    pub evaluator: std::sync::OnceLock<Arc<EvalServer>>,
+}
+
+impl Stats {
+    /// Positions per forward pass: the evaluation server's batches when there is one, else each
+    /// worker's own.
+    pub fn positions_per_forward(&self) -> f64 {
+        match self.evaluator.get() {
+            Some(server) => server.stats().positions_per_forward(),
+            None => self.evals.load(Ordering::Relaxed) as f64 / self.batches.load(Ordering::Relaxed).max(1) as f64,
+        }
+    }
 }
 
 /// A wake-up from one thread to another, without a payload: [`Doorbell::ring`] never blocks,
@@ -104,6 +118,19 @@ pub struct WorkerContext {
     pub name: String,
     /// Seed of this worker's randomness.
     pub seed: u64,
+    /// The process's evaluation server, batching the leaves of all its workers; `None`: the
+    /// worker runs its own network in its own thread.
+    pub evaluator: Option<Arc<EvalServer>>,
+}
+
+/// Loads the network at `path` for a worker: through the process's evaluation server when
+/// there is one.
+fn load_net(ctx: &WorkerContext, path: &std::path::Path) -> Result<(NetEvaluator, CheckpointMeta)> {
+    let loaded = match &ctx.evaluator {
+        Some(server) => NetEvaluator::load_shared(path, ctx.variant, ctx.device, server.client()),
+        None => NetEvaluator::load(path, ctx.variant, ctx.device),
+    };
+    loaded.with_context(|| format!("loading {}", path.display()))
 }
 
 /// A game in progress.
@@ -182,8 +209,7 @@ impl Worker {
         if latest != self.net_path {
             // Write what the old network played before switching, so each chunk has one network.
             self.flush()?;
-            let (net, meta) = NetEvaluator::load(&latest, self.ctx.variant, self.ctx.device)
-                .with_context(|| format!("loading {}", latest.display()))?;
+            let (net, meta) = load_net(&self.ctx, &latest)?;
             self.net = net;
             self.search_config = self.ctx.config.search_config_at(meta.step);
             self.net_path = latest;
@@ -405,7 +431,7 @@ pub fn run_worker(ctx: WorkerContext) -> Result<()> {
     vzero_model::set_threads(1);
     ctx.config.validate().map_err(anyhow::Error::msg)?;
     let Some(net_path) = wait_for_network(&ctx)? else { return Ok(()) };
-    let (net, meta) = NetEvaluator::load(&net_path, ctx.variant, ctx.device).with_context(|| format!("loading {}", net_path.display()))?;
+    let (net, meta) = load_net(&ctx, &net_path)?;
     *ctx.stats.network.lock().unwrap_or_else(|e| e.into_inner()) = net.name().to_string();
     let mut w = Worker {
         search_config: ctx.config.search_config_at(meta.step),

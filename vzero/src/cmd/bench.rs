@@ -5,6 +5,7 @@ use clap::{Args, Subcommand};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use vzero_rules::{Position, Variant};
+use vzero_selfplay::EvaluatorMode;
 
 /// Benchmarks.
 #[derive(Subcommand, Debug)]
@@ -181,6 +182,31 @@ pub struct SelfplayBench {
     /// Runs; medians are reported.
     #[arg(long, default_value_t = 3)]
     runs: usize,
+    /// A training config to take the network and `[selfplay]` settings from (default: the
+    /// variant's embedded config).
+    #[arg(long)]
+    config: Option<std::path::PathBuf>,
+    /// Device of the network (auto, cpu, cuda, cuda:N).
+    #[arg(long, default_value = "cpu")]
+    device: vzero_model::DeviceChoice,
+    /// Workers of the process measurement (default: the config's `selfplay.workers`).
+    #[arg(long)]
+    workers: Option<usize>,
+    /// Evaluators the process measurement compares: `per-worker` (each worker its own network),
+    /// `shared` (one evaluation server batching all workers' leaves), or `both` (interleaved runs
+    /// and their ratio); `none` skips it.
+    #[arg(long, default_value = "both")]
+    evaluator: String,
+    /// Shared evaluator: server threads (default: the config's `selfplay.evaluator_threads`).
+    #[arg(long)]
+    evaluator_threads: Option<usize>,
+    /// Shared evaluator: batch wait in milliseconds (default: the config's
+    /// `selfplay.evaluator_wait_ms`).
+    #[arg(long)]
+    evaluator_wait_ms: Option<f64>,
+    /// Skip the single-worker measurement against the bare network.
+    #[arg(long)]
+    no_single: bool,
 }
 
 /// CPU seconds used by this process so far (user + system, all threads; /proc/self/stat, Linux
@@ -200,20 +226,154 @@ fn process_cpu_secs() -> f64 {
 
 /// Self-play evaluations per second against the bare network at the same batch size.
 fn selfplay(b: SelfplayBench) -> Result<()> {
-    use std::sync::atomic::{AtomicBool, Ordering};
-    use std::sync::Arc;
-    use vzero_encoding::{InputEncoder, MoveEncoder};
-    use vzero_model::{checkpoint, checkpoint_info, fresh_model, LegalMoves};
+    use vzero_model::{checkpoint, checkpoint_info, fresh_model};
 
-    let cfg = vzero_pipeline::RunConfig::embedded(&b.variant)?;
+    let mut cfg = match &b.config {
+        Some(path) => vzero_pipeline::RunConfig::load(path)?,
+        None => vzero_pipeline::RunConfig::embedded(&b.variant)?,
+    };
+    if let Some(t) = b.evaluator_threads {
+        cfg.selfplay.evaluator_threads = t;
+    }
+    if let Some(w) = b.evaluator_wait_ms {
+        cfg.selfplay.evaluator_wait_ms = w;
+    }
+    cfg.selfplay.validate().map_err(anyhow::Error::msg)?;
     let variant = Variant::load(&cfg.variant)?;
+    let device = b.device.resolve()?;
+    let modes: Vec<EvaluatorMode> = match b.evaluator.as_str() {
+        "both" => vec![EvaluatorMode::PerWorker, EvaluatorMode::Shared],
+        "per-worker" => vec![EvaluatorMode::PerWorker],
+        "shared" => vec![EvaluatorMode::Shared],
+        "none" => vec![],
+        other => anyhow::bail!("--evaluator {other}: expected per-worker, shared, both or none"),
+    };
     vzero_model::set_threads(1);
     let dir = std::env::temp_dir().join(format!("vzero-bench-selfplay-{}", std::process::id()));
     let run = vzero_data::RunDir::create_or_open(&dir)?;
     let net = cfg.net_config(variant)?;
-    let model = fresh_model(variant, &net, vzero_model::Device::Cpu, 1)?;
+    let model = fresh_model(variant, &net, device, 1)?;
     checkpoint::save(&model, &run.checkpoints_dir().join(vzero_data::checkpoint_name(0, 0)), &checkpoint_info(variant, 0, 0, None))?;
     let batch = cfg.selfplay.games_per_worker * cfg.selfplay.leaves_per_game;
+    let cpu = std::fs::read_to_string("/proc/cpuinfo").ok().and_then(|c| c.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())).unwrap_or_default();
+    println!("machine: {} cores, {cpu}; device {device:?}", std::thread::available_parallelism().map_or(0, |n| n.get()));
+    if !b.no_single {
+        single_worker(&b, &cfg, variant, device, &run, &model, batch)?;
+    }
+    if !modes.is_empty() {
+        process_workers(&b, &cfg, variant, device, &run, &modes)?;
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
+
+/// One self-play run of `workers` workers with the given evaluator for `seconds`: (moves/s,
+/// evaluations/s, positions per forward pass).
+fn selfplay_run(cfg: &vzero_pipeline::RunConfig, variant: Variant, device: vzero_model::Device, run: &vzero_data::RunDir, workers: usize, mode: EvaluatorMode, seconds: f64, seed: u64) -> Result<(f64, f64, f64)> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let stats = Arc::new(vzero_selfplay::Stats::default());
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut sp = cfg.selfplay.clone();
+    sp.workers = workers;
+    sp.evaluator = mode;
+    sp.rows_per_chunk = usize::MAX / 2;
+    let evaluator = sp.start_evaluator()?;
+    if let Some(server) = &evaluator {
+        let _ = stats.evaluator.set(server.clone());
+    }
+    let handles: Vec<_> = (0..workers)
+        .map(|i| {
+            let ctx = vzero_selfplay::WorkerContext {
+                run: run.clone(),
+                variant,
+                config: sp.clone(),
+                device,
+                stop: stop.clone(),
+                stats: stats.clone(),
+                max_games: None,
+                name: format!("bench{seed}w{i}"),
+                seed: seed * 1000 + i as u64,
+                evaluator: evaluator.clone(),
+            };
+            std::thread::spawn(move || vzero_selfplay::run_worker(ctx))
+        })
+        .collect();
+    // the clock starts once every worker has evaluated (networks loaded, kernels warm)
+    let warm = Instant::now();
+    while stats.batches.load(Ordering::Relaxed) < workers as u64 && warm.elapsed().as_secs_f64() < 60.0 && !handles.iter().any(|h| h.is_finished()) {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let (moves0, evals0) = (stats.moves.load(Ordering::Relaxed), stats.evals.load(Ordering::Relaxed));
+    let (f0, p0) = match stats.evaluator.get() {
+        Some(s) => (s.stats().forwards.load(Ordering::Relaxed), s.stats().positions.load(Ordering::Relaxed)),
+        None => (stats.batches.load(Ordering::Relaxed), evals0),
+    };
+    let t = Instant::now();
+    while t.elapsed().as_secs_f64() < seconds && !handles.iter().any(|h| h.is_finished()) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let secs = t.elapsed().as_secs_f64();
+    let (moves, evals) = (stats.moves.load(Ordering::Relaxed) - moves0, stats.evals.load(Ordering::Relaxed) - evals0);
+    let (f1, p1) = match stats.evaluator.get() {
+        Some(s) => (s.stats().forwards.load(Ordering::Relaxed), s.stats().positions.load(Ordering::Relaxed)),
+        None => (stats.batches.load(Ordering::Relaxed), stats.evals.load(Ordering::Relaxed)),
+    };
+    stop.store(true, Ordering::Relaxed);
+    for h in handles {
+        h.join().map_err(|_| anyhow::anyhow!("self-play thread panicked"))??;
+    }
+    Ok((moves as f64 / secs, evals as f64 / secs, (p1 - p0) as f64 / (f1 - f0).max(1) as f64))
+}
+
+/// Self-play of a whole process (the config's workers) with each evaluator, runs interleaved:
+/// moves/s, evaluations/s, positions per forward pass, and the shared/per-worker ratio.
+fn process_workers(b: &SelfplayBench, cfg: &vzero_pipeline::RunConfig, variant: Variant, device: vzero_model::Device, run: &vzero_data::RunDir, modes: &[EvaluatorMode]) -> Result<()> {
+    let workers = b.workers.unwrap_or(cfg.selfplay.workers).max(1);
+    let mut results: Vec<Vec<(f64, f64, f64)>> = vec![Vec::new(); modes.len()];
+    let mut ratios = Vec::new();
+    for r in 0..b.runs.max(1) {
+        // alternate which evaluator goes first, so a drift in machine load hits both alike
+        let order: Vec<usize> = if r % 2 == 0 { (0..modes.len()).collect() } else { (0..modes.len()).rev().collect() };
+        let mut this = vec![(0.0, 0.0, 0.0); modes.len()];
+        for &m in &order {
+            this[m] = selfplay_run(cfg, variant, device, run, workers, modes[m], b.seconds, r as u64)?;
+            eprintln!("  run {}/{} {}: {:.0} moves/s, {:.0} evals/s, {:.1} positions per forward pass", r + 1, b.runs.max(1), modes[m], this[m].0, this[m].1, this[m].2);
+            results[m].push(this[m]);
+        }
+        if modes.len() == 2 {
+            ratios.push(this[1].0 / this[0].0);
+        }
+    }
+    for (m, mode) in modes.iter().enumerate() {
+        let col = |k: usize| median(results[m].iter().map(|x| [x.0, x.1, x.2][k]).collect());
+        println!(
+            "selfplay {} net {}x{}, {workers} workers x {} games, {mode} evaluator{}: {:.0} moves/s, {:.0} evals/s, {:.1} positions per forward pass (medians of {} runs of {} s)",
+            variant.name(),
+            cfg.net.blocks,
+            cfg.net.channels,
+            cfg.selfplay.games_per_worker,
+            if *mode == EvaluatorMode::Shared { format!(" ({} threads, wait {} ms)", cfg.selfplay.evaluator_threads, cfg.selfplay.evaluator_wait_ms) } else { String::new() },
+            col(0),
+            col(1),
+            col(2),
+            b.runs.max(1),
+            b.seconds
+        );
+    }
+    if !ratios.is_empty() {
+        println!("  shared/per-worker moves/s ratio {:.3} (median of {} interleaved runs' ratios; target >= 1 on a CPU)", median(ratios.clone()), ratios.len());
+    }
+    Ok(())
+}
+
+/// One worker's self-play evaluations per second against the bare network at its batch size.
+#[allow(clippy::too_many_arguments)]
+fn single_worker(b: &SelfplayBench, cfg: &vzero_pipeline::RunConfig, variant: Variant, device: vzero_model::Device, run: &vzero_data::RunDir, model: &vzero_model::Model, batch: usize) -> Result<()> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    use vzero_encoding::{InputEncoder, MoveEncoder};
+    use vzero_model::LegalMoves;
 
     // Reference: the bare network on positions from a self-play-like spread of plies.
     let input = InputEncoder::new(variant);
@@ -257,12 +417,14 @@ fn selfplay(b: SelfplayBench) -> Result<()> {
         let stop = Arc::new(AtomicBool::new(false));
         let mut sp = cfg.selfplay.clone();
         sp.workers = 1;
+        sp.evaluator = EvaluatorMode::PerWorker;
         sp.rows_per_chunk = usize::MAX / 2;
         let ctx = vzero_selfplay::WorkerContext {
             run: run.clone(),
             variant,
             config: sp,
-            device: vzero_model::Device::Cpu,
+            device,
+            evaluator: None,
             stop: stop.clone(),
             stats: stats.clone(),
             max_games: None,
@@ -304,6 +466,5 @@ fn selfplay(b: SelfplayBench) -> Result<()> {
         evals as f64 / batches.max(1) as f64,
         100.0 * median(eval_share)
     );
-    let _ = std::fs::remove_dir_all(&dir);
     Ok(())
 }

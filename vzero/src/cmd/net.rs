@@ -212,9 +212,9 @@ pub fn export(a: ExportArgs) -> Result<()> {
     }
     crate::cmd::out::create_parent(&a.out)?;
     let variant = vzero_rules::Variant::load(&meta.variant).with_context(|| format!("{}: variant", a.model.display()))?;
-    let (net, meta) = NetEvaluator::load(&a.model, variant, vzero_model::Device::Cpu)?;
+    let (model, meta) = vzero_model::load_model(&a.model, variant, vzero_model::Device::Cpu)?;
     let info = match a.format {
-        ExportFormat::Torchscript => vzero_model::export_torchscript(net.model(), &meta, &a.out)?,
+        ExportFormat::Torchscript => vzero_model::export_torchscript(&model, &meta, &a.out)?,
     };
     println!(
         "wrote {} and {}.json: TorchScript, input [B, {}, {}, {}] -> [B, {}] = {}, {} step {}",
