@@ -215,7 +215,7 @@ def main(cmd, prefix):
     if cmd == "writer":
         # chunks of the process PID, and the newest network generation its newest three chunks name
         pid = sys.argv[3]
-        ks = sorted(k for k in keys(prefix + "/data/") if re.search(r"-p%sw\d+-\d+\.h5$" % pid, k))
+        ks = sorted(k for k in keys(prefix + "/data/") if re.search(r"_p%sw\d+-\d+\.h5$" % pid, k))
         gen = -1
         for k in ks[-3:]:
             body = s3.get_object(Bucket="slurm", Key=k)["Body"].read()

@@ -181,14 +181,14 @@ fn tiny_training_loop_publishes_reloads_and_resumes() {
     assert!(!lock.exists(), "the lease is released on exit");
     let newest = run.latest_checkpoint_entry().unwrap().unwrap();
     assert!(newest.generation > first.generation && newest.step >= target, "{newest:?}");
-    let worker = format!("p{}w0", child.id());
+    let worker = format!("_p{}w0", child.id()); // <host>_p<pid>w<thread>
     let t = Instant::now();
     let mut picked_up = false;
     while t.elapsed() < Duration::from_secs(120) && !picked_up {
         std::thread::sleep(Duration::from_millis(300));
         for path in run.list_chunks().unwrap() {
             let Ok(c) = Chunk::open(&path) else { continue };
-            if c.meta.worker == worker && c.meta.network == newest.name() {
+            if c.meta.worker.ends_with(&worker) && c.meta.network == newest.name() {
                 picked_up = true;
             }
         }
