@@ -57,6 +57,9 @@ enum Command {
     Status(cmd::status::StatusArgs),
     /// Check a run's invariants: chunks readable, no game twice, checkpoints complete and in order, no partial file.
     Check(cmd::status::StatusArgs),
+    /// Web pages on this machine: play the bots on a board of any variant, analyse positions,
+    /// explore a run's openings and watch it train.
+    Serve(cmd::serve::ServeArgs),
     /// Benchmarks printing medians and ratios.
     #[command(subcommand)]
     Bench(cmd::bench::BenchCommand),
@@ -89,6 +92,7 @@ fn main() {
         Command::Openings(a) => cmd::openings::openings(a),
         Command::Book(c) => cmd::openings::book(c),
         Command::Nnue(c) => cmd::nnue::run(c),
+        Command::Serve(a) => cmd::serve::serve(a),
     };
     cmd::rules::exit_on_error(result);
 }

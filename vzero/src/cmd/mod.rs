@@ -12,6 +12,7 @@ pub mod out;
 pub mod train;
 pub mod rules;
 pub mod search;
+pub mod serve;
 pub mod status;
 pub mod teacher;
 pub mod uci;
