@@ -23,6 +23,9 @@ FLAVOR=${TORCH_FLAVOR:-cpu}
 PY=${PYTHON:-python3}
 VENV=.venv
 stamp="$VENV/.setup-torch-$TORCH_VERSION-$FLAVOR"
+# `--browser` adds the browser test's tools (the last block below); no other argument is read.
+BROWSER=0
+for arg in "$@"; do [ "$arg" = --browser ] && BROWSER=1; done
 
 case "$FLAVOR" in cpu|full) ;; *) echo "setup.sh: TORCH_FLAVOR must be cpu or full, not '$FLAVOR'" >&2; exit 2 ;; esac
 
@@ -182,6 +185,43 @@ if [ "${VZERO_SKIP_PYTHON:-0}" != 1 ] && [ ! -e "$tbstamp" ]; then
       || { echo "setup.sh: tensorboard does not import in $PYVENV" >&2; exit 1; }
     touch "$tbstamp"
     echo "setup.sh: tensorboard done in $(( $(date +%s) - t0 )) s" >&2
+  fi
+fi
+# The real-browser test of `vzero serve` (scripts/browser-test.sh, scripts/browser_test.py), only
+# with `scripts/setup.sh --browser`: Debian's chromium and chromium-driver (apt-get, when missing
+# and running as root; otherwise a message saying what to install) and selenium, pinned, in .venv.
+# Nothing is downloaded at run time: the test names /usr/bin/chromium and /usr/bin/chromedriver and
+# sets SE_OFFLINE=true, so Selenium Manager never fetches a browser or a driver. Its own stamp.
+SELENIUM_VERSION=4.51.0
+if [ "$BROWSER" = 1 ]; then
+  if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+      t0=$(date +%s)
+      echo "setup.sh: installing chromium and chromium-driver (apt-get) for the browser test ..." >&2
+      export DEBIAN_FRONTEND=noninteractive
+      apt-get install -y -q --no-install-recommends chromium chromium-driver >/dev/null 2>&1 \
+        || { apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends chromium chromium-driver >/dev/null; }
+      echo "setup.sh: chromium done in $(( $(date +%s) - t0 )) s" >&2
+    else
+      echo "setup.sh: the browser test needs /usr/bin/chromium and /usr/bin/chromedriver: install Debian's chromium and chromium-driver (as root: apt-get install chromium chromium-driver)" >&2
+      exit 1
+    fi
+  fi
+  /usr/bin/chromedriver --version >/dev/null \
+    || { echo "setup.sh: /usr/bin/chromedriver does not run" >&2; exit 1; }
+  selstamp="$VENV/.setup-selenium-$SELENIUM_VERSION"
+  if [ ! -e "$selstamp" ]; then
+    exec 3>"$VENV/.setup-selenium.lock"   # inside .venv (ignored by git)
+    if command -v flock >/dev/null; then flock 3; fi
+    if [ ! -e "$selstamp" ]; then
+      t0=$(date +%s)
+      echo "setup.sh: installing selenium==$SELENIUM_VERSION into $VENV (browser test) ..." >&2
+      "$VENV/bin/python" -m pip install --disable-pip-version-check --no-cache-dir -q "selenium==$SELENIUM_VERSION"
+      "$VENV/bin/python" -c 'import selenium.webdriver' \
+        || { echo "setup.sh: selenium does not import in $VENV" >&2; exit 1; }
+      touch "$selstamp"
+      echo "setup.sh: selenium done in $(( $(date +%s) - t0 )) s" >&2
+    fi
   fi
 fi
 echo "setup ok: torch $TORCH_VERSION ($FLAVOR) in $VENV ($(du -sh "$VENV/" | cut -f1))"

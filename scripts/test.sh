@@ -75,6 +75,15 @@ if [ "${VZERO_SKIP_CHAOS:-0}" != 1 ]; then
 else
   echo "test.sh: VZERO_SKIP_CHAOS=1: the fault test (scripts/chaos.sh --short) is skipped" >&2
 fi
+# The pages of `vzero serve` in a real browser: headless Chromium through Selenium plays spqr,
+# shogun and empire games by clicks and drags, and opens the analyse, openings and run pages
+# (scripts/browser-test.sh installs chromium, chromium-driver and selenium when missing; about
+# 1.5 minutes on 2 cores). VZERO_SKIP_BROWSER=1 skips it.
+if [ "${VZERO_SKIP_BROWSER:-0}" != 1 ]; then
+  check "scripts/browser-test.sh (vzero serve in headless Chromium)" bash scripts/browser-test.sh
+else
+  echo "test.sh: VZERO_SKIP_BROWSER=1: the browser test (scripts/browser-test.sh) is skipped" >&2
+fi
 echo "test.sh: $((passed + extra_pass)) passed, $failed_count failed"
 if [ "${#failed[@]}" -gt 0 ]; then
   joined=$(printf '%s; ' "${failed[@]}")

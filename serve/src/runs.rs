@@ -122,6 +122,7 @@ fn read_status(path: &Path) -> Result<Value> {
         })
         .collect();
     let last = metrics.last();
+    let nnue = if local { read_nnue(path, &s)? } else { Value::Null };
     Ok(json!({
         "name": s.location,
         "variant": s.variant,
@@ -132,16 +133,56 @@ fn read_status(path: &Path) -> Result<Value> {
         "games_per_min": s.games_per_min,
         "rows_per_min": s.rows_per_min,
         "steps_per_min": s.steps_per_min,
-        "steps": last.map(|m| m.step),
+        // the newest of metrics.csv and the newest checkpoint (metrics rows come every few steps)
+        "steps": last.map(|m| m.step).max(s.checkpoint.as_ref().map(|c| c.step)),
         "generation": s.checkpoint.as_ref().map(|c| c.generation),
         "checkpoint": s.checkpoint.as_ref().map(|c| c.name.clone()),
         "loss": last.map(|m| m.loss_total),
         "losses": losses,
         "elo": elo,
         "processes": procs,
+        "nnue": nnue,
         "lines": s.lines(),
         "warnings": s.warnings,
         "updated_unix": s.now,
+    }))
+}
+
+/// The NNUE half of a run (`vzero nnue play`, `train`, `loop`), when it has one: positions
+/// labelled, the NNUE trainer's losses (train and held-out) and the nets published with their
+/// gates.
+fn read_nnue(path: &Path, s: &vzero_pipeline::RunStatus) -> Result<Value> {
+    let dir = path.join("nnue");
+    if !dir.is_dir() && s.external_rows == 0 {
+        return Ok(Value::Null);
+    }
+    let run = vzero_data::RunDir::open_existing(path)?;
+    let nets = vzero_pipeline::nnue::published_nets(&run).unwrap_or_default();
+    // nnue/metrics.csv: step,positions,train_loss,validation_loss,lr,positions_per_s
+    let text = std::fs::read_to_string(dir.join("metrics.csv")).unwrap_or_default();
+    let rows: Vec<Vec<&str>> = text.lines().skip(1).map(|l| l.split(',').collect()).filter(|f: &Vec<&str>| f.len() >= 6).collect();
+    let every = (rows.len() / 400).max(1);
+    let num = |f: &str| f.trim().parse::<f64>().ok();
+    let losses: Vec<Value> = rows
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| i % every == 0 || *i + 1 == rows.len())
+        .map(|(_, f)| json!({ "step": num(f[0]), "train": num(f[2]), "validation": num(f[3]) }))
+        .collect();
+    let last = rows.last();
+    let newest = nets.last();
+    Ok(json!({
+        "positions_labelled": s.external_rows,
+        "positions_per_min": newest.filter(|n| n.play_seconds > 0.0).map(|n| n.positions as f64 / n.play_seconds * 60.0),
+        "train_step": last.and_then(|f| num(f[0])),
+        "train_loss": last.and_then(|f| num(f[2])),
+        "validation_loss": last.and_then(|f| num(f[3])),
+        "losses": losses,
+        "nets": nets.iter().map(|n| json!({
+            "round": n.round, "net": n.net, "games": n.games, "positions": n.positions,
+            "positions_per_s": if n.play_seconds > 0.0 { n.positions as f64 / n.play_seconds } else { 0.0 },
+            "validation_loss": n.validation_loss, "gate_score": n.gate_score, "teacher": n.teacher,
+        })).collect::<Vec<_>>(),
     }))
 }
 
@@ -219,9 +260,11 @@ pub async fn openings(
     let mut next: Vec<&TreeRow> = rows.iter().filter(|row| row.start_fen == start_fen && row.line_uci.len() == line.len() + 1 && row.line_uci[..line.len()] == line[..]).collect();
     next.sort_by(|a, b| b.games.cmp(&a.games));
     let games: u64 = next.iter().map(|r| r.games).sum();
+    // SAN as the Play page writes it (the rules core's, not the opening tree's own)
+    let san = |uci: &str| pos.parse_uci(uci).map(|m| pos.san(m)).unwrap_or_else(|_| uci.to_string());
     let moves: Vec<Value> = next
         .iter()
-        .map(|r| json!({ "uci": r.uci, "san": r.san, "games": r.games, "white": r.white_wins, "draws": r.draws, "black": r.black_wins, "score": r.score, "frequency": r.frequency }))
+        .map(|r| json!({ "uci": r.uci, "san": san(&r.uci), "games": r.games, "white": r.white_wins, "draws": r.draws, "black": r.black_wins, "score": r.score, "frequency": r.frequency }))
         .collect();
     let mut view = crate::games::position_json(&pos);
     let o = view.as_object_mut().expect("an object");

@@ -96,3 +96,30 @@ fn replay_prints_one_json_line_per_position() {
     assert_eq!(lines[3]["check"], true);
     assert!(err.starts_with("error: ") && err.trim().lines().count() == 1, "{err}");
 }
+
+#[test]
+fn replay_and_result_read_a_pgn_game() {
+    let dir = std::env::temp_dir().join(format!("vzero-cli-pgn-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // a game from a FEN, as vzero serve and vzero match write it (UCI movetext; the numbers
+    // do not matter to the reader)
+    let pgn = dir.join("g.pgn");
+    std::fs::write(&pgn, "[Event \"t\"]\n[Variant \"shogun\"]\n[FEN \"7k/8/P7/8/8/8/8/K5R1[R] w - - 0 1\"]\n[SetUp \"1\"]\n[Result \"*\"]\n\n1. a6a7 h8h7 2. g1g2 *\n").unwrap();
+    let (code, out, err) = vzero(&["replay", "--pgn", pgn.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<serde_json::Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 4);
+    assert_eq!(lines[0]["fen"], "7k/8/P7/8/8/8/8/K5R1[R] w - - 0 1");
+    assert_eq!(lines[0]["move"], "a6a7");
+    let (code, res, _) = vzero(&["result", "--pgn", pgn.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    assert_eq!(res.trim(), "ongoing none");
+    // --pgn with --moves is refused; a file with no game, or a bad move, is an error naming it
+    let (code, _, _) = vzero(&["replay", "--pgn", pgn.to_str().unwrap(), "--moves", "a6a7"]);
+    assert_ne!(code, 0);
+    std::fs::write(&pgn, "").unwrap();
+    let (code, _, err) = vzero(&["replay", "--pgn", pgn.to_str().unwrap()]);
+    assert_ne!(code, 0);
+    assert!(err.contains("no game"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,7 +1,7 @@
 //! Rules commands: `perft`, `moves`, `result`, `replay`, `variants`. They use no network: the
 //! `vzero` binary (`src/front.rs`) runs them without loading LibTorch, and so does `vzero-torch`.
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use std::io::Write;
 use clap::Args;
 use vzero_rules::{Game, Position, Variant};
@@ -80,17 +80,32 @@ pub struct PositionArgs {
     /// Moves to play first, in UCI notation, separated by spaces.
     #[arg(long, default_value = "")]
     pub moves: String,
+    /// A game from a PGN file (its first game, as `vzero match` and `vzero serve` write it):
+    /// its `Variant` and `FEN` tags and its moves, in place of --variant, --fen and --moves.
+    #[arg(long, conflicts_with_all = ["fen", "moves"])]
+    pub pgn: Option<std::path::PathBuf>,
 }
 
 impl PositionArgs {
+    /// The variant, start FEN and moves these arguments name (from `--pgn` when given).
+    pub fn resolve(&self) -> Result<(Variant, Option<String>, Vec<String>)> {
+        let Some(path) = &self.pgn else {
+            return Ok((Variant::load(&self.variant)?, self.fen.clone(), self.moves.split_whitespace().map(str::to_string).collect()));
+        };
+        let games = vzero_rules::pgn::read_pgn_file(path)?;
+        let Some(g) = games.into_iter().next() else { bail!("{}: no game in the file", path.display()) };
+        let v = Variant::load(g.tag("Variant").unwrap_or(&self.variant)).with_context(|| format!("{}: its Variant tag", path.display()))?;
+        Ok((v, g.tag("FEN").map(str::to_string), g.moves))
+    }
+
     /// Builds the game: the position after the moves, with its history.
     pub fn game(&self) -> Result<Game> {
-        let v = Variant::load(&self.variant)?;
-        let mut game = match &self.fen {
+        let (v, fen, moves) = self.resolve()?;
+        let mut game = match &fen {
             Some(f) => Game::from_fen(v, f)?,
             None => Game::startpos(v),
         };
-        for m in self.moves.split_whitespace() {
+        for m in &moves {
             game.play_uci(m)?;
         }
         Ok(game)
@@ -184,7 +199,7 @@ pub fn result(a: MovesArgs) -> Result<()> {
 }
 
 /// `vzero replay`: for each position of the game — the start (`--fen` or the variant's), then
-/// the position after each of `--moves` — one line of JSON:
+/// the position after each of `--moves` (or the game of `--pgn FILE`) — one line of JSON:
 ///
 /// `{"ply":0,"fen":"…","check":false,"result":"ongoing","reason":"none","moves":["a3a4",…],"move":"e2e4","san":"e4"}`
 ///
@@ -196,13 +211,13 @@ pub fn result(a: MovesArgs) -> Result<()> {
 /// position's line with `error: …` and exit status 1. The rules differential test
 /// (`scripts/fsf_diff.py`) reads this.
 pub fn replay(a: MovesArgs) -> Result<()> {
-    let v = Variant::load(&a.pos.variant)?;
-    let mut game = match &a.pos.fen {
+    let (v, fen, moves) = a.pos.resolve()?;
+    let mut game = match &fen {
         Some(f) => Game::from_fen(v, f)?,
         None => Game::startpos(v),
     };
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    let mut played = a.pos.moves.split_whitespace();
+    let mut played = moves.iter().map(String::as_str);
     let mut ply = 0usize;
     loop {
         let pos = *game.position();
