@@ -20,7 +20,7 @@ use tch::Device;
 use vzero_rules::Variant;
 
 use crate::error::{ModelError, Result};
-use crate::evaluator::load_model;
+use crate::variant_net::load_model;
 use crate::model::{Evaluation, LegalMoves, Model};
 
 /// A network the server evaluates: a checkpoint of a variant on a device.

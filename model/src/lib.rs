@@ -23,6 +23,7 @@ pub mod device;
 mod error;
 pub mod eval_server;
 pub mod evaluator;
+pub mod variant_net;
 pub mod export;
 mod infer;
 mod model;
@@ -36,9 +37,9 @@ pub use config::{
 };
 pub use device::{set_threads, DeviceChoice};
 pub use error::{ModelError, Result};
-pub use evaluator::{
-    checkpoint_info, expected, fresh_model, leaf_value, load_model, net_config, policy_map,
-    random_positions, NetEvaluator,
+pub use evaluator::{leaf_value, NetEvaluator};
+pub use variant_net::{
+    checkpoint_info, expected, fresh_model, load_model, net_config, policy_map, random_positions,
 };
 pub use eval_server::{EvalClient, EvalServer, NetKey, ServerConfig, ServerStats};
 pub use export::{export_torchscript, ExportInfo};
