@@ -210,7 +210,7 @@ fn two_selfplay_processes_and_a_learner_share_an_s3_run() {
     let (chunks, games, workers) = check_run(&run);
     assert!(games >= 12, "{games} games in {chunks} chunks");
     for pid in [pa, pb] {
-        assert!(workers.iter().any(|w| w.starts_with(&format!("p{pid}w"))), "no chunk of self-play process {pid}: {workers:?}");
+        assert!(workers.iter().any(|w| w.contains(&format!("_p{pid}w"))), "no chunk of self-play process {pid}: {workers:?}");
     }
     let newest = run.latest_checkpoint_entry().unwrap().unwrap();
     assert!(newest.generation >= 1, "{newest:?}");
