@@ -1,6 +1,8 @@
 //! Self-play settings, as read from the `[selfplay]` section of a training config.
 
 use serde::{Deserialize, Serialize};
+
+use crate::targets::CapOutcome;
 use vzero_mcts::{
     DirichletNoise, GumbelConfig, PlayoutCap, ResignConfig, RootMode, SearchConfig, TemperatureSchedule,
 };
@@ -41,8 +43,14 @@ pub struct SelfplayConfig {
     pub resign_consecutive: u32,
     /// Share of games never resigned, to measure the false-resign rate.
     pub resign_playthrough: f32,
-    /// Games longer than this are adjudicated a draw.
+    /// Games are stopped at this many plies; `cap_outcome` says what they teach.
     pub max_plies: u32,
+    /// What a game stopped at `max_plies` teaches: `search` (each row its own search's W/D/L),
+    /// `material` (the side ahead by `cap_material_margin` pawns of quiescent material wins,
+    /// else a draw) or `draw`.
+    pub cap_outcome: CapOutcome,
+    /// Pawns of quiescent material that win a capped game under `cap_outcome = "material"`.
+    pub cap_material_margin: f32,
     /// Rows per HDF5 chunk file.
     pub rows_per_chunk: usize,
     /// Seconds between checks for a newer checkpoint.
@@ -110,6 +118,8 @@ impl Default for SelfplayConfig {
             resign_consecutive: 3,
             resign_playthrough: 0.1,
             max_plies: 300,
+            cap_outcome: CapOutcome::Search,
+            cap_material_margin: 3.0,
             rows_per_chunk: 2000,
             poll_seconds: 2.0,
             sims_ramp_steps: 0,
@@ -140,6 +150,7 @@ impl SelfplayConfig {
         check((-1.0..=0.0).contains(&self.resign_threshold), "resign_threshold", "in [-1, 0]")?;
         check((0.0..=1.0).contains(&self.resign_playthrough), "resign_playthrough", "in [0, 1]")?;
         check(self.max_plies >= 2, "max_plies", "at least 2")?;
+        check(self.cap_material_margin > 0.0, "cap_material_margin", "positive")?;
         check(self.rows_per_chunk >= 1, "rows_per_chunk", "at least 1")?;
         check(self.poll_seconds > 0.0, "poll_seconds", "positive")?;
         check(self.sims_start_fraction > 0.0 && self.sims_start_fraction <= 1.0, "sims_start_fraction", "in (0, 1]")?;

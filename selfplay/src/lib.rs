@@ -9,5 +9,5 @@ mod targets;
 mod worker;
 
 pub use config::{EvaluatorMode, SelfplayConfig};
-pub use targets::{finish_game, GameEnd, GameRow};
+pub use targets::{capped_end, finish_game, CapOutcome, GameEnd, GameRow};
 pub use worker::{run_worker, Doorbell, Stats, WorkerContext};

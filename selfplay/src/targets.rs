@@ -29,6 +29,44 @@ pub enum GameEnd {
     Truncated,
 }
 
+/// What a game stopped at `max_plies` teaches (`[selfplay] cap_outcome`): it has no result of
+/// its own, and in variants whose games often run long (spqr: ~350 plies, 72% drawn) a flat
+/// draw teaches the value head "draw" everywhere.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CapOutcome {
+    /// Each row keeps its own search's W/D/L as its value target (no result is invented).
+    #[default]
+    Search,
+    /// Adjudicated by the quiescent material balance of the last position: the side ahead by at
+    /// least `cap_material_margin` pawns wins, otherwise a draw; the rows learn that result.
+    Material,
+    /// A plain draw.
+    Draw,
+}
+
+/// The end of a game stopped at `max_plies` in `pos` under `outcome`: how its rows are scored,
+/// the winner written in its record, and the reason (`max-plies`, `max-plies-material`,
+/// `max-plies-draw`).
+pub fn capped_end(outcome: CapOutcome, margin: f32, pos: &vzero_rules::Position) -> (GameEnd, Option<Color>, &'static str) {
+    match outcome {
+        CapOutcome::Search => (GameEnd::Truncated, None, "max-plies"),
+        CapOutcome::Draw => (GameEnd::Result(None), None, "max-plies-draw"),
+        CapOutcome::Material => {
+            let balance = vzero_mcts::Quiescence::default().balance(pos);
+            let us = pos.side_to_move();
+            let winner = if balance >= margin {
+                Some(us)
+            } else if balance <= -margin {
+                Some(us.flip())
+            } else {
+                None
+            };
+            (GameEnd::Result(winner), winner, "max-plies-material")
+        }
+    }
+}
+
 /// W/D/L target for `side` given the winner.
 fn wdl_for(side: Color, winner: Option<Color>) -> [f32; 3] {
     match winner {
@@ -136,6 +174,29 @@ mod tests {
             row(Black, 2, 0.4, true, 12),
             row(White, 3, -0.6, false, 13),
         ]
+    }
+
+    #[test]
+    fn a_capped_game_is_scored_as_the_configuration_says() {
+        let v = vzero_rules::Variant::builtin("empire").unwrap();
+        // White (to move) a rook up, nothing hanging
+        let up = vzero_rules::Position::from_fen(v, "4k3/8/8/8/8/8/8/T3K3 w - - 0 1").unwrap();
+        let level = vzero_rules::Position::from_fen(v, "4k3/8/8/8/8/8/8/4K3 w - - 0 1").unwrap();
+        assert_eq!(capped_end(CapOutcome::Material, 3.0, &up), (GameEnd::Result(Some(White)), Some(White), "max-plies-material"));
+        assert_eq!(capped_end(CapOutcome::Material, 3.0, &level), (GameEnd::Result(None), None, "max-plies-material"));
+        // the same seen with Black to move: White still wins
+        let up_b = vzero_rules::Position::from_fen(v, "4k3/8/8/8/8/8/8/T3K3 b - - 0 1").unwrap();
+        assert_eq!(capped_end(CapOutcome::Material, 3.0, &up_b).1, Some(White));
+        assert_eq!(capped_end(CapOutcome::Search, 3.0, &up).0, GameEnd::Truncated);
+        assert_eq!(capped_end(CapOutcome::Draw, 3.0, &up).0, GameEnd::Result(None));
+        // the rows: a material adjudication is a win for White's rows, never a plain draw, and
+        // the default keeps each row's own search
+        let rows = || vec![row(White, 0, 0.1, true, 1), row(Black, 1, -0.2, true, 2)];
+        let won = finish_game(rows(), capped_end(CapOutcome::Material, 3.0, &up).0, 2, &[2]);
+        assert_eq!((won[0].wdl, won[1].wdl), ([1.0, 0.0, 0.0], [0.0, 0.0, 1.0]));
+        let kept = finish_game(rows(), capped_end(CapOutcome::Search, 3.0, &up).0, 2, &[2]);
+        assert_eq!(kept[0].wdl, rows()[0].search_wdl);
+        assert_ne!(kept[0].wdl, [0.0, 1.0, 0.0]);
     }
 
     #[test]

@@ -19,7 +19,7 @@ use vzero_model::{leaf_value, CheckpointMeta, Device, EvalServer, NetEvaluator};
 use vzero_rules::{Color, Game, Move, Outcome, Variant};
 
 use crate::config::SelfplayConfig;
-use crate::targets::{finish_game, GameEnd, GameRow};
+use crate::targets::{capped_end, finish_game, GameEnd, GameRow};
 
 /// Counters shared by all workers of a process, for progress bars and summaries.
 #[derive(Debug, Default)]
@@ -160,7 +160,8 @@ fn wait_for_network(ctx: &WorkerContext) -> Result<Option<PathBuf>> {
     }
 }
 
-/// The end reason of a game stopped at `max_plies`: it has no result.
+/// The end reason of a game stopped at `max_plies` whose rows keep their own search values
+/// (`cap_outcome = "search"`): it has no result.
 const MAX_PLIES: &str = "max-plies";
 
 
@@ -325,7 +326,9 @@ impl Worker {
             return self.end_game(i, Some((winner, over.reason.to_string())));
         }
         if slot.game.moves().len() as u32 >= self.ctx.config.max_plies {
-            return self.end_game(i, Some((None, MAX_PLIES.to_string())));
+            let cfg = &self.ctx.config;
+            let (_, winner, reason) = capped_end(cfg.cap_outcome, cfg.cap_material_margin, slot.game.position());
+            return self.end_game(i, Some((winner, reason.to_string())));
         }
         self.searches[i].advance(chosen);
         self.searches[i].set_ply(slot.game.moves().len() as u32);
