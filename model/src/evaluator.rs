@@ -11,6 +11,7 @@ use vzero_mcts::{Knowledge, LeafValue, Search, SearchResult, VariantGame};
 use vzero_rules::{Move, Variant};
 
 use crate::checkpoint::{self, CheckpointMeta};
+use crate::config::NetConfig;
 use crate::error::{ModelError, Result};
 use crate::eval_server::{EvalClient, NetKey};
 use crate::model::{Evaluation, LegalMoves, Model};
@@ -43,20 +44,25 @@ pub struct NetEvaluator {
     knowledge: Knowledge,
 }
 
+/// The encoders of `variant`, checked against the shape of a network config `cfg`.
+fn encoders_for(variant: Variant, cfg: &NetConfig) -> Result<(InputEncoder, MoveEncoder)> {
+    let input = InputEncoder::new(variant);
+    let moves = MoveEncoder::new(variant);
+    let want = (input.num_planes(), input.height(), input.width(), moves.len());
+    let got = (cfg.input_planes, cfg.board_height, cfg.board_width, cfg.policy_size);
+    if want != got {
+        return Err(ModelError::Config(format!(
+            "network (planes, height, width, policy) = {got:?} does not fit {} whose encoding needs {want:?}",
+            variant.name()
+        )));
+    }
+    Ok((input, moves))
+}
+
 impl NetEvaluator {
     /// Wraps a model; checks that its shape fits the variant's encodings.
     pub fn new(model: Model, variant: Variant, name: impl Into<String>) -> Result<NetEvaluator> {
-        let input = InputEncoder::new(variant);
-        let moves = MoveEncoder::new(variant);
-        let cfg = model.config();
-        let want = (input.num_planes(), input.height(), input.width(), moves.len());
-        let got = (cfg.input_planes, cfg.board_height, cfg.board_width, cfg.policy_size);
-        if want != got {
-            return Err(ModelError::Config(format!(
-                "network (planes, height, width, policy) = {got:?} does not fit {} whose encoding needs {want:?}",
-                variant.name()
-            )));
-        }
+        let (input, moves) = encoders_for(variant, model.config())?;
         Ok(NetEvaluator {
             backend: Backend::Local(model),
             input,
@@ -85,14 +91,7 @@ impl NetEvaluator {
         let key = Arc::new(NetKey { path: path.to_path_buf(), variant, device });
         // no positions: the server loads the network (and reports what is wrong with it)
         client.evaluate(&key, &mut Vec::new(), &mut LegalMoves::new(), &mut Evaluation::default())?;
-        let input = InputEncoder::new(variant);
-        let moves = MoveEncoder::new(variant);
-        let cfg = &meta.net;
-        let want = (input.num_planes(), input.height(), input.width(), moves.len());
-        let got = (cfg.input_planes, cfg.board_height, cfg.board_width, cfg.policy_size);
-        if want != got {
-            return Err(ModelError::Config(format!("network (planes, height, width, policy) = {got:?} does not fit {} whose encoding needs {want:?}", variant.name())));
-        }
+        let (input, moves) = encoders_for(variant, &meta.net)?;
         let net = NetEvaluator {
             backend: Backend::Shared { client, key },
             input,

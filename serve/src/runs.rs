@@ -199,9 +199,10 @@ pub async fn status(State(app): State<Arc<App>>, UrlPath(id): UrlPath<String>) -
 /// `GET /api/runs/{id}/events`: the status at once, then whenever it changes.
 pub async fn events(State(app): State<Arc<App>>, UrlPath(id): UrlPath<String>) -> ApiResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
     let index: usize = run(&app, &id).map(|_| id.parse().unwrap_or(0))?;
-    let stream = futures_util::stream::unfold((app, index, None::<String>, true), |(app, index, last, first)| async move {
+    // the first status goes out at once; after it, one look per EVENTS_EVERY
+    let stream = futures_util::stream::unfold((app, index, None::<String>), |(app, index, last)| async move {
         loop {
-            if !first || last.is_some() {
+            if last.is_some() {
                 tokio::time::sleep(EVENTS_EVERY).await;
             }
             let text = match app.runs[index].status().await {
@@ -209,7 +210,7 @@ pub async fn events(State(app): State<Arc<App>>, UrlPath(id): UrlPath<String>) -
                 Err(e) => json!({ "error": e.message }).to_string(),
             };
             if last.as_deref() != Some(text.as_str()) {
-                return Some((Ok(Event::default().data(text.clone())), (app, index, Some(text), false)));
+                return Some((Ok(Event::default().data(text.clone())), (app, index, Some(text))));
             }
         }
     });
@@ -250,10 +251,8 @@ pub async fn openings(
     let mut pos = Position::from_fen(variant, &start_fen).map_err(|e| ApiError::internal(format!("start position: {e}")))?;
     let mut sans = Vec::new();
     for m in &line {
-        let mv = pos.parse_uci(m).map_err(|e| ApiError::bad(format!("move '{}': {e}", vzero_rules::echo(m))))?;
-        if !pos.legal_moves().contains(&mv) {
-            return Err(ApiError::bad(format!("move '{}' is not legal after {}", vzero_rules::echo(m), sans.join(" "))));
-        }
+        // parse_uci refuses an illegal move as well as a garbled one
+        let mv = pos.parse_uci(m).map_err(|e| ApiError::bad(format!("move '{}' after '{}': {e}", vzero_rules::echo(m), sans.join(" "))))?;
         sans.push(pos.san(mv));
         pos.play(mv);
     }
