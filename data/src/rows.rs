@@ -67,10 +67,19 @@ pub struct GameRecord {
     pub network: String,
     pub white: String,
     pub black: String,
-    /// Per move: prior of the played move.
+    /// Per move: prior of the played move; NaN (`null` in the file) where the move had no
+    /// search (a self-play game's random opening).
+    #[serde(deserialize_with = "nan_for_null")]
     pub priors: Vec<f32>,
-    /// Per move: search value for the mover.
+    /// Per move: search value for the mover; NaN (`null`) where the move had no search.
+    #[serde(deserialize_with = "nan_for_null")]
     pub values: Vec<f32>,
+}
+
+/// Reads a list of numbers in which `null` (how JSON writes NaN) stands for NaN.
+fn nan_for_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<f32>, D::Error> {
+    let v: Vec<Option<f32>> = Deserialize::deserialize(d)?;
+    Ok(v.into_iter().map(|x| x.unwrap_or(f32::NAN)).collect())
 }
 
 /// A position a teacher searched, with the teacher's raw score: kept beside labelled rows and
@@ -474,5 +483,31 @@ impl RowBlock {
             + (self.policy_offsets.len() + self.opponent_offsets.len()) * 8
             + (self.policy_index.len() + self.opponent_index.len()) * 8
             + self.len() * (12 + 4 * 9)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A move without a search (NaN prior and value) survives the JSON a chunk stores games in.
+    #[test]
+    fn game_records_keep_moves_without_a_search() {
+        let g = GameRecord {
+            variant: "empire".into(),
+            start_fen: "startpos".into(),
+            moves: vec!["a3a4".into(), "a7a6".into(), "h3h4".into()],
+            result: "1/2-1/2".into(),
+            reason: "max-plies".into(),
+            network: "n".into(),
+            white: "n".into(),
+            black: "n".into(),
+            priors: vec![f32::NAN, 0.25, 0.5],
+            values: vec![f32::NAN, -0.1, 0.2],
+        };
+        let text = serde_json::to_string(&g).unwrap();
+        let back: GameRecord = serde_json::from_str(&text).unwrap();
+        assert!(back.priors[0].is_nan() && back.values[0].is_nan());
+        assert_eq!((&back.priors[1..], &back.values[1..], &back.moves), (&g.priors[1..], &g.values[1..], &g.moves));
     }
 }

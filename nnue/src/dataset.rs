@@ -106,7 +106,7 @@ pub fn game_samples(
             counts.in_check += 1;
         } else if opts.skip_captures && capture {
             counts.captures += 1;
-        } else if let (Some(&v), true) = (values.get(ply), mapping.features_into(&here, &mut f).is_ok()) {
+        } else if let (Some(&v), true) = (values.get(ply).filter(|v| v.is_finite()), mapping.features_into(&here, &mut f).is_ok()) {
             let v = v.clamp(-1.0, 1.0);
             let sign = if here.side_to_move() == Color::White { 1.0 } else { -1.0 };
             let result = white_result.map_or(v, |r| r * sign);
@@ -269,5 +269,18 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Plies without a search value (a self-play game's random opening: NaN) make no sample.
+    #[test]
+    fn plies_without_a_search_value_make_no_sample() {
+        let m = FsfMapping::for_variant(vzero_rules::Variant::builtin("empire").unwrap()).unwrap();
+        let start = m.variant().start_fen().to_string();
+        let moves: Vec<String> = ["a3a4", "a7a6", "h3h4", "h7h6"].iter().map(|s| s.to_string()).collect();
+        let values = [f32::NAN, f32::NAN, 0.1, -0.2];
+        let mut out = Vec::new();
+        let c = game_samples(&m, "g", &start, &moves, None, &values, &DataOptions::default(), &mut out).unwrap();
+        assert_eq!((c.kept, c.other, out.len()), (2, 2, 2));
+        assert!(out.iter().all(|s| s.score.is_finite() && s.result.is_finite()));
     }
 }

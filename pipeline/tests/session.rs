@@ -146,3 +146,36 @@ fn workers_sharing_one_evaluator_play_learn_and_pick_up_new_networks() {
     // the workers switched networks through the server (gen 0 first, a published one later)
     assert!(networks.len() >= 2, "games of one network only: {networks:?}");
 }
+
+#[test]
+fn random_openings_start_games_apart_and_make_no_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("openings.toml");
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/tests/tiny-empire.toml")).unwrap();
+    let text = text.replace("max_plies = 60\n", "max_plies = 60\nopening_random_plies = 10\n");
+    std::fs::write(&cfg, text).unwrap();
+    let run = dir.path().join("run");
+    let session = Session::open(&run, &ConfigChoice { file: Some(cfg), ..Default::default() }).unwrap();
+    assert_eq!(session.config().selfplay.opening_random_plies, 10);
+    session.train(&Limits { games: Some(12), minutes: Some(4.0), ..Default::default() }, &mut |_| {}).unwrap();
+    let rd = vzero_data::RunDir::open_existing(&run).unwrap();
+    let (mut rows, mut searched, mut openings, mut games) = (0usize, 0usize, std::collections::BTreeSet::new(), 0);
+    for c in rd.list_chunks().unwrap() {
+        let chunk = vzero_data::Chunk::open(&c).unwrap();
+        rows += chunk.read_all().unwrap().len();
+        for g in chunk.games().unwrap() {
+            games += 1;
+            // one prior and value per move; the opening's (no search) are NaN, and come first
+            assert_eq!((g.priors.len(), g.values.len()), (g.moves.len(), g.moves.len()));
+            let opening = g.priors.iter().take_while(|p| p.is_nan()).count();
+            assert!(opening <= 10, "{opening}");
+            assert!(g.priors[opening..].iter().chain(&g.values[opening..]).all(|x| x.is_finite()));
+            searched += g.moves.len() - opening;
+            openings.insert(g.moves[..opening].to_vec());
+        }
+    }
+    assert!(games >= 12, "{games}");
+    // every searched move is a row, no opening move is
+    assert_eq!(rows, searched);
+    assert!(openings.len() >= games / 2, "{} different openings in {games} games", openings.len());
+}

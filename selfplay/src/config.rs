@@ -51,6 +51,11 @@ pub struct SelfplayConfig {
     pub cap_outcome: CapOutcome,
     /// Pawns of quiescent material that win a capped game under `cap_outcome = "material"`.
     pub cap_material_margin: f32,
+    /// Each game starts with a number of uniformly random legal moves, itself drawn uniformly
+    /// from `0..=opening_random_plies` (0: every game starts from the start position). They
+    /// are kept in the game record but are no training rows: a curriculum of varied, often
+    /// unbalanced positions, so fewer games are the same long shuffle.
+    pub opening_random_plies: u32,
     /// Rows per HDF5 chunk file.
     pub rows_per_chunk: usize,
     /// Seconds between checks for a newer checkpoint.
@@ -120,6 +125,7 @@ impl Default for SelfplayConfig {
             max_plies: 300,
             cap_outcome: CapOutcome::Search,
             cap_material_margin: 3.0,
+            opening_random_plies: 0,
             rows_per_chunk: 2000,
             poll_seconds: 2.0,
             sims_ramp_steps: 0,
@@ -151,6 +157,7 @@ impl SelfplayConfig {
         check((0.0..=1.0).contains(&self.resign_playthrough), "resign_playthrough", "in [0, 1]")?;
         check(self.max_plies >= 2, "max_plies", "at least 2")?;
         check(self.cap_material_margin > 0.0, "cap_material_margin", "positive")?;
+        check(self.opening_random_plies < self.max_plies.min(1000), "opening_random_plies", "below max_plies (and 1000)")?;
         check(self.rows_per_chunk >= 1, "rows_per_chunk", "at least 1")?;
         check(self.poll_seconds > 0.0, "poll_seconds", "positive")?;
         check(self.sims_start_fraction > 0.0 && self.sims_start_fraction <= 1.0, "sims_start_fraction", "in (0, 1]")?;
@@ -259,6 +266,16 @@ mod tests {
         let server = c.start_evaluator().unwrap().expect("a shared evaluator");
         assert_eq!(server.config().executors, 3);
         assert_eq!(server.config().max_wait, std::time::Duration::from_micros(500));
+    }
+
+    #[test]
+    fn random_opening_plies_are_read_and_kept_below_the_cap() {
+        assert_eq!(SelfplayConfig::default().opening_random_plies, 0);
+        let c: SelfplayConfig = toml::from_str("opening_random_plies = 8\nmax_plies = 200").unwrap();
+        assert_eq!(c.opening_random_plies, 8);
+        c.validate().unwrap();
+        let e = SelfplayConfig { opening_random_plies: 200, ..c }.validate().unwrap_err();
+        assert!(e.contains("opening_random_plies"), "{e}");
     }
 
     #[test]
