@@ -218,30 +218,14 @@ pub fn opening_for(cfg: &MatchConfig, pair: u32) -> Game {
         Openings::Book(list) => list[pair as usize % list.len()].clone(),
         Openings::Random { plies } => {
             let mut rng = StdRng::seed_from_u64(cfg.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (pair as u64 + 1));
-            let mut fallback = Game::startpos(cfg.variant);
-            for attempt in 0..100 {
+            // openings that end the game are drawn again (100 tries, then the start position)
+            for _ in 0..100 {
                 let mut g = Game::startpos(cfg.variant);
-                let mut ok = true;
-                for _ in 0..*plies {
-                    let moves = g.position().legal_moves();
-                    let Some(&m) = moves.choose(&mut rng) else {
-                        ok = false;
-                        break;
-                    };
-                    g.play(m);
-                    if g.result().is_over() {
-                        ok = false;
-                        break;
-                    }
-                }
-                if ok {
+                if g.play_opening(*plies, |moves| *moves.choose(&mut rng).expect("play_opening never passes an empty list")) {
                     return g;
                 }
-                if attempt == 0 {
-                    fallback = Game::startpos(cfg.variant);
-                }
             }
-            fallback
+            Game::startpos(cfg.variant)
         }
     }
 }

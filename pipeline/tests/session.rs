@@ -9,6 +9,15 @@ fn tiny() -> String {
     format!("{text}\n[gauntlet]\nevery = 1\ngames = 2\nsims = 4\nopponents = [\"random\"]\nprevious = 0\nmax_plies = 40\n")
 }
 
+/// The tiny config with the line `from` replaced by `to`, written as `dir/tiny.toml`.
+fn tiny_file(dir: &std::path::Path, from: &str, to: &str) -> std::path::PathBuf {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/tests/tiny-empire.toml")).unwrap();
+    assert!(text.contains(from), "the tiny config has no line {from:?}");
+    let path = dir.join("tiny.toml");
+    std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
+    path
+}
+
 #[test]
 fn a_session_trains_selfplays_and_learns_without_the_cli() {
     let dir = tempfile::tempdir().unwrap();
@@ -119,11 +128,7 @@ fn switch_run(min_score: f64) {
 #[test]
 fn workers_sharing_one_evaluator_play_learn_and_pick_up_new_networks() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = dir.path().join("shared.toml");
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/tests/tiny-empire.toml")).unwrap();
-    let text = text.replace("workers = 1\n", "workers = 3\nevaluator = \"shared\"\nevaluator_threads = 2\nevaluator_wait_ms = 1.0\n");
-    assert!(text.contains("evaluator = \"shared\""));
-    std::fs::write(&cfg, text).unwrap();
+    let cfg = tiny_file(dir.path(), "workers = 1\n", "workers = 3\nevaluator = \"shared\"\nevaluator_threads = 2\nevaluator_wait_ms = 1.0\n");
     let run = dir.path().join("run");
     let session = Session::open(&run, &ConfigChoice { file: Some(cfg), ..Default::default() }).unwrap();
     assert_eq!(session.config().selfplay.evaluator, vzero_selfplay::EvaluatorMode::Shared);
@@ -150,10 +155,7 @@ fn workers_sharing_one_evaluator_play_learn_and_pick_up_new_networks() {
 #[test]
 fn random_openings_start_games_apart_and_make_no_rows() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = dir.path().join("openings.toml");
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/tests/tiny-empire.toml")).unwrap();
-    let text = text.replace("max_plies = 60\n", "max_plies = 60\nopening_random_plies = 10\n");
-    std::fs::write(&cfg, text).unwrap();
+    let cfg = tiny_file(dir.path(), "max_plies = 60\n", "max_plies = 60\nopening_random_plies = 10\n");
     let run = dir.path().join("run");
     let session = Session::open(&run, &ConfigChoice { file: Some(cfg), ..Default::default() }).unwrap();
     assert_eq!(session.config().selfplay.opening_random_plies, 10);

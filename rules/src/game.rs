@@ -196,6 +196,24 @@ impl Game {
         g
     }
 
+    /// Plays up to `plies` moves, each picked by `pick` from the legal ones (never an empty
+    /// list), stopping before a move that would end the game: the random openings of matches
+    /// and self-play when `pick` draws at random. True when all `plies` were played.
+    pub fn play_opening(&mut self, plies: u32, mut pick: impl FnMut(&[Move]) -> Move) -> bool {
+        for _ in 0..plies {
+            let moves = self.position().legal_moves();
+            if moves.is_empty() {
+                return false;
+            }
+            self.play(pick(&moves));
+            if self.result().is_over() {
+                self.undo();
+                return false;
+            }
+        }
+        true
+    }
+
     /// Takes back the last move, if any.
     pub fn undo(&mut self) -> Option<Move> {
         let m = self.moves.pop()?;
@@ -288,5 +306,55 @@ mod tests {
             }
         }
         assert!(shortened > 1000, "tails shorter than their games were checked ({shortened})");
+    }
+
+    /// An opening picked at random is legal, replays from the start by its UCI text and is as
+    /// long as asked; a pick that would end the game is taken back and reported.
+    #[test]
+    fn an_opening_stops_before_a_move_that_ends_the_game() {
+        use rand::seq::SliceRandom;
+        let mut rng = StdRng::seed_from_u64(7);
+        for name in crate::variant::builtin_names() {
+            let v = Variant::builtin(name).unwrap();
+            for plies in [0u32, 1, 12] {
+                let mut game = Game::startpos(v);
+                // no game of a built-in variant ends within 12 plies of its start
+                assert!(game.play_opening(plies, |ms| *ms.choose(&mut rng).unwrap()), "{name}");
+                assert_eq!(game.moves().len(), plies as usize, "{name}");
+                let mut replay = Game::startpos(v);
+                for m in game.uci_moves() {
+                    replay.play_uci(&m).unwrap_or_else(|e| panic!("{name}: {m}: {e}"));
+                }
+                assert_eq!(replay.position().fen(), game.position().fen());
+            }
+            // random games until a position with a move that ends the game: picking it stops the
+            // opening there, with the position as it was
+            let mut found = false;
+            'games: for _ in 0..200 {
+                let mut game = Game::startpos(v);
+                while !game.result().is_over() && game.moves().len() < 400 {
+                    let ending = game.position().legal_moves().into_iter().find(|&m| {
+                        let mut g = game.clone();
+                        g.play(m);
+                        g.result().is_over()
+                    });
+                    if let Some(end) = ending {
+                        let before = game.position().fen();
+                        let n = game.moves().len();
+                        let mut picks = 0;
+                        assert!(!game.play_opening(3, |_| {
+                            picks += 1;
+                            end
+                        }));
+                        assert_eq!((picks, game.moves().len(), game.position().fen()), (1, n, before), "{name}");
+                        found = true;
+                        break 'games;
+                    }
+                    let m = *game.position().legal_moves().choose(&mut rng).unwrap();
+                    game.play(m);
+                }
+            }
+            assert!(found, "{name}: no game-ending move in 200 random games");
+        }
     }
 }

@@ -10,6 +10,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use crossbeam_channel::{bounded, Receiver, Sender};
 use rand::rngs::StdRng;
+use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use vzero_base::now_unix;
 use vzero_data::{ChunkMeta, GameRecord, RunDir, Row};
@@ -160,22 +161,6 @@ fn wait_for_network(ctx: &WorkerContext) -> Result<Option<PathBuf>> {
     }
 }
 
-/// Plays up to `plies` uniformly random legal moves on `game`, stopping before a move that
-/// would end it: a self-play game's random opening.
-pub fn random_opening(game: &mut Game, plies: u32, rng: &mut impl Rng) {
-    for _ in 0..plies {
-        let moves = game.position().legal_moves();
-        if moves.is_empty() {
-            return;
-        }
-        game.play(moves[rng.gen_range(0..moves.len())]);
-        if game.result().is_over() {
-            game.undo();
-            return;
-        }
-    }
-}
-
 /// The end reason of a game stopped at `max_plies` whose rows keep their own search values
 /// (`cap_outcome = "search"`): it has no result.
 const MAX_PLIES: &str = "max-plies";
@@ -198,7 +183,8 @@ impl Worker {
     fn new_slot(&mut self) -> (Slot, Search<VariantGame>) {
         let mut game = Game::startpos(self.ctx.variant);
         let plies = self.rng.gen_range(0..=self.ctx.config.opening_random_plies);
-        random_opening(&mut game, plies, &mut self.rng);
+        let rng = &mut self.rng;
+        game.play_opening(plies, |moves| *moves.choose(rng).expect("play_opening never passes an empty list"));
         // The opening's moves have no search: their prior and value are unknown (NaN), which
         // keeps the record's per-ply vectors aligned with its moves.
         let opening = game.moves().len();
@@ -476,46 +462,4 @@ pub fn run_worker(ctx: WorkerContext) -> Result<()> {
         w.start_search(i);
     }
     w.run()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Random openings play the drawn number of legal moves (replayable from the start
-    /// position by their UCI text) and never hand self-play a finished game.
-    #[test]
-    fn random_openings_are_legal_unfinished_and_as_long_as_drawn() {
-        let mut rng = StdRng::seed_from_u64(7);
-        for name in vzero_rules::variant::builtin_names() {
-            let v = Variant::builtin(name).unwrap();
-            for plies in [0u32, 1, 12, 40] {
-                for _ in 0..5 {
-                    let mut game = Game::startpos(v);
-                    random_opening(&mut game, plies, &mut rng);
-                    assert!(!game.result().is_over(), "{name}: a random opening ended the game");
-                    assert!(game.moves().len() <= plies as usize);
-                    if plies <= 12 {
-                        // No game ends in 12 plies from a start position: all drawn plies are played.
-                        assert_eq!(game.moves().len(), plies as usize, "{name}");
-                    }
-                    let mut replay = Game::startpos(v);
-                    for m in game.uci_moves() {
-                        replay.play_uci(&m).unwrap_or_else(|e| panic!("{name}: {m}: {e}"));
-                    }
-                    assert_eq!(replay.position().fen(), game.position().fen());
-                }
-            }
-        }
-        // Different draws give different openings.
-        let v = Variant::builtin("spqr").unwrap();
-        let openings: std::collections::HashSet<Vec<String>> = (0..10)
-            .map(|_| {
-                let mut g = Game::startpos(v);
-                random_opening(&mut g, 6, &mut rng);
-                g.uci_moves()
-            })
-            .collect();
-        assert!(openings.len() >= 9, "{}", openings.len());
-    }
 }
