@@ -27,9 +27,11 @@
 //! assert!(legal.iter().all(|&(i, _)| i < mv.len()));
 //! ```
 
+mod capture;
 mod input;
 mod moves;
 
+pub use capture::CaptureMap;
 pub use input::{InputEncoder, Plane};
 pub use moves::{MoveEncoder, MoveEntry};
 

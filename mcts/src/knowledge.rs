@@ -9,11 +9,16 @@
 //!   balance in pawns for the side to move, optionally after a capture-only quiescence search
 //!   ([`Quiescence`]); the draw probability is scaled by `1 − w`;
 //! * priors: `p = (1 − w_p) · p_net + w_p · p_capture`, where `p_capture ∝ exp(victim value / 2)`
-//!   favours captures of valuable pieces (MVV) and is uniform over quiet moves.
+//!   favours captures of valuable pieces (MVV) and is uniform over quiet moves;
+//!   or, with [`PriorMode::Product`], `p ∝ p_net · p_capture^w_p`: the capture prior is a fixed
+//!   part of the policy and the network learns only what to change in it (the learner adds the
+//!   same `w_p · victim value / 2` to its logits before the policy loss), so a young network's
+//!   search starts as good as the capture prior's and every lesson shows at once.
 //!
 //! Training anneals both weights to 0 over `anneal_steps` learner steps ([`Knowledge::at`];
-//! the `[learn.knowledge]` config section), so the network takes over as it learns; each
-//! checkpoint records the blend at its step, and searches with it use that blend by default.
+//! the `[learn.knowledge]` config section), so the network takes over as it learns (a product
+//! prior is part of the network's parametrisation and does not anneal); each checkpoint records
+//! the blend at its step, and searches with it use that blend by default.
 
 use serde::{Deserialize, Serialize};
 use vzero_rules::{Move, MoveKind, Position, Square};
@@ -41,6 +46,28 @@ pub struct Knowledge {
     /// Training steps over which both weights fall linearly to 0 (0: they never fall); see
     /// [`Knowledge::at`].
     pub anneal_steps: u64,
+    /// How the capture prior joins the network's policy: a linear mix (default) or a product.
+    #[serde(skip_serializing_if = "PriorMode::is_mix")]
+    pub prior_mode: PriorMode,
+}
+
+/// How the capture prior joins the network's priors (see the module docs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PriorMode {
+    /// `p = (1 − w_p) · p_net + w_p · p_capture`, annealed with the value weight.
+    #[default]
+    Mix,
+    /// `p ∝ p_net · p_capture^w_p`: the network's logits are a residual over the capture prior,
+    /// trained as such; `w_p` does not anneal and no switch releases it.
+    Product,
+}
+
+impl PriorMode {
+    /// Whether this is the default linear mix (not written to configs and checkpoints).
+    pub fn is_mix(&self) -> bool {
+        *self == PriorMode::Mix
+    }
 }
 
 impl Default for Knowledge {
@@ -54,6 +81,7 @@ impl Default for Knowledge {
             quiescence_depth: 8,
             quiescence_nodes: 256,
             anneal_steps: 0,
+            prior_mode: PriorMode::Mix,
         }
     }
 }
@@ -98,10 +126,11 @@ impl BlendRelease {
         *self == BlendRelease::default()
     }
 
-    /// `k` with the released weights set to 0.
+    /// `k` with the released weights set to 0 (a product prior is never released).
     pub fn apply(&self, k: Knowledge) -> Knowledge {
+        let product = k.prior_mode == PriorMode::Product;
         Knowledge {
-            prior_weight: if self.prior_step.is_some() { 0.0 } else { k.prior_weight },
+            prior_weight: if self.prior_step.is_some() && !product { 0.0 } else { k.prior_weight },
             value_weight: if self.value_step.is_some() { 0.0 } else { k.value_weight },
             ..k
         }
@@ -109,7 +138,7 @@ impl BlendRelease {
 }
 
 /// Temperature of the capture prior: `p ∝ exp(victim value · CAPTURE_PRIOR_GAIN)`.
-const CAPTURE_PRIOR_GAIN: f32 = 0.5;
+pub const CAPTURE_PRIOR_GAIN: f32 = 0.5;
 
 impl Knowledge {
     /// A blend that only uses the heuristics (weights 1): a search without a network.
@@ -117,10 +146,29 @@ impl Knowledge {
         Knowledge { value_weight: 1.0, prior_weight: 1.0, ..Knowledge::default() }
     }
 
-    /// The blend at training step `step`: both weights scaled by `max(0, 1 − step / anneal_steps)`.
+    /// The blend at training step `step`: both weights scaled by `max(0, 1 − step / anneal_steps)`
+    /// (a product prior's weight stays: it is part of what the network learned against).
     pub fn at(&self, step: u64) -> Knowledge {
         let f = if self.anneal_steps == 0 { 1.0 } else { (1.0 - step as f64 / self.anneal_steps as f64).max(0.0) as f32 };
-        Knowledge { value_weight: self.value_weight * f, prior_weight: self.prior_weight * f, ..*self }
+        let prior_weight = match self.prior_mode {
+            PriorMode::Mix => self.prior_weight * f,
+            PriorMode::Product => self.prior_weight,
+        };
+        Knowledge { value_weight: self.value_weight * f, prior_weight, ..*self }
+    }
+
+    /// The logit the capture prior gives `m` in `pos` at weight 1: `CAPTURE_PRIOR_GAIN` times the
+    /// value of the opponent's piece it takes (a pawn for en passant; 0 for a quiet move).
+    pub fn capture_logit(pos: &Position, m: Move) -> f32 {
+        let victim = match m.kind() {
+            MoveKind::Drop | MoveKind::Pass | MoveKind::Castle => 0.0,
+            MoveKind::EnPassant => 1.0,
+            _ => {
+                let us = pos.side_to_move();
+                pos.piece_at(Square(m.to() as u8)).filter(|x| x.color != us).map_or(0.0, |x| pos.variant().pieces()[x.kind.index()].value)
+            }
+        };
+        victim * CAPTURE_PRIOR_GAIN
     }
 
     /// Whether the blend changes anything.
@@ -158,16 +206,9 @@ impl Knowledge {
 
     /// Fills `out` with the capture prior over `moves` (sums to 1).
     pub fn capture_prior(pos: &Position, moves: &[Move], out: &mut [f32]) {
-        let pieces = pos.variant().pieces();
-        let us = pos.side_to_move();
         let mut sum = 0.0;
         for (p, &m) in out.iter_mut().zip(moves) {
-            let victim = match m.kind() {
-                MoveKind::Drop | MoveKind::Pass | MoveKind::Castle => 0.0,
-                MoveKind::EnPassant => 1.0,
-                _ => pos.piece_at(Square(m.to() as u8)).filter(|x| x.color != us).map_or(0.0, |x| pieces[x.kind.index()].value),
-            };
-            *p = (victim * CAPTURE_PRIOR_GAIN).exp();
+            *p = Knowledge::capture_logit(pos, m).exp();
             sum += *p;
         }
         if sum > 0.0 {
@@ -179,7 +220,21 @@ impl Knowledge {
     /// `moves`, normalised or not) in place, and the returned value.
     pub fn apply(&self, state: &VariantGame, moves: &[Move], priors: &mut [f32], value: LeafValue) -> LeafValue {
         let pos = state.position();
-        if self.prior_weight > 0.0 && !moves.is_empty() {
+        if self.prior_weight > 0.0 && !moves.is_empty() && self.prior_mode == PriorMode::Product {
+            // p ∝ p_net · exp(w_p · capture logit), over the legal moves
+            let w = self.prior_weight;
+            let mut sum = 0.0;
+            for (p, &m) in priors.iter_mut().zip(moves) {
+                let net = if p.is_finite() { p.max(0.0) } else { 0.0 };
+                *p = net * (w * Knowledge::capture_logit(pos, m)).exp();
+                sum += *p;
+            }
+            if sum > 0.0 && sum.is_finite() {
+                priors.iter_mut().for_each(|p| *p /= sum);
+            } else {
+                Knowledge::capture_prior(pos, moves, priors);
+            }
+        } else if self.prior_weight > 0.0 && !moves.is_empty() {
             let sum: f32 = priors.iter().map(|p| p.max(0.0)).sum();
             let inv = if sum > 0.0 && sum.is_finite() { 1.0 / sum } else { 0.0 };
             let uniform = 1.0 / moves.len() as f32;
@@ -279,6 +334,41 @@ mod tests {
         let mut net = vec![1.0; moves.len()];
         Knowledge::default().apply(&g, &moves, &mut net, LeafValue::default());
         assert!(net.iter().all(|&x| x == 1.0));
+    }
+
+    #[test]
+    fn a_product_prior_multiplies_the_net_by_the_capture_prior_and_stays() {
+        let g = game("7k/8/8/3r1p2/8/4N3/8/K7 w - - 0 1");
+        let pos = g.position();
+        let moves = pos.legal_moves();
+        let n = moves.len();
+        let k = Knowledge { prior_weight: 1.0, prior_mode: PriorMode::Product, anneal_steps: 1000, ..Knowledge::default() };
+        // A flat network gives exactly the capture prior.
+        let mut flat = vec![1.0 / n as f32; n];
+        k.apply(&g, &moves, &mut flat, LeafValue::default());
+        let mut capture = vec![0.0; n];
+        Knowledge::capture_prior(pos, &moves, &mut capture);
+        for (a, b) in flat.iter().zip(&capture) {
+            assert!((a - b).abs() < 1e-6, "{a} vs {b}");
+        }
+        // A network that prefers a quiet move keeps that preference relative to other quiet
+        // moves and scales each capture by exp(w · victim / 2).
+        let at = |uci: &str| moves.iter().position(|&m| pos.uci(m) == uci).unwrap();
+        let mut net = vec![1.0; n];
+        net[at("a1a2")] = 4.0;
+        let mut pri = net.clone();
+        k.apply(&g, &moves, &mut pri, LeafValue::default());
+        assert!((pri.iter().sum::<f32>() - 1.0).abs() < 1e-5);
+        assert!((pri[at("a1a2")] / pri[at("a1b1")] - 4.0).abs() < 1e-4);
+        let rook = pos.variant().pieces()[pos.piece_at(Square(35)).unwrap().kind.index()].value;
+        assert!((pri[at("e3d5")] / pri[at("a1b1")] - (rook * CAPTURE_PRIOR_GAIN).exp()).abs() < 1e-3);
+        // The anneal and a released switch leave a product prior's weight alone.
+        assert_eq!(k.at(500).prior_weight, 1.0);
+        assert_eq!(k.at(5000).prior_weight, 1.0);
+        let released = BlendRelease { prior_step: Some(10), value_step: None }.apply(k.at(100));
+        assert_eq!(released.prior_weight, 1.0);
+        // The mix still anneals.
+        assert_eq!(Knowledge { prior_mode: PriorMode::Mix, ..k }.at(500).prior_weight, 0.5);
     }
 
     #[test]

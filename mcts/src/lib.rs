@@ -76,7 +76,7 @@ pub use eval::{uniform_evaluator, LeafValue};
 pub use game::Game;
 pub use proof::Proof;
 pub use resign::{FalseResignStats, PlaythroughOutcome, ResignConfig, ResignTracker};
-pub use knowledge::{BlendPart, BlendRelease, Knowledge};
+pub use knowledge::{BlendPart, BlendRelease, Knowledge, PriorMode, CAPTURE_PRIOR_GAIN};
 pub use quiescence::{material_target, Quiescence, MATERIAL_SCALE};
 pub use result::{MoveStats, NodeStats, SearchResult};
 pub use search::{gather_batch, Leaf, LeafHandle, Search};

@@ -48,7 +48,7 @@ pub use model::{Evaluation, LegalMoves, Model};
 pub use net::{NetOutput, Pass, MOVES_LEFT_SCALE};
 pub use tch::Device;
 pub use train::{
-    soft_probs, AuxTargets, LossWeights, Losses, Optimizer, PolicyTargets, TrainBatch, TrainConfig, TrainPrecision,
+    soft_probs, AuxTargets, LossWeights, Losses, Optimizer, PolicyBias, PolicyTargets, TrainBatch, TrainConfig, TrainPrecision,
     Trainer,
     DEFAULT_MATERIAL_WEIGHT, DEFAULT_OPPONENT_POLICY_WEIGHT, DEFAULT_SHORT_TERM_VALUE_WEIGHT,
     DEFAULT_SOFT_POLICY_WEIGHT, SOFT_POLICY_TEMPERATURE,

@@ -80,6 +80,71 @@ pub struct TrainConfig {
     pub grad_clip_norm: Option<f64>,
     /// Precision of the training passes (default f32).
     pub precision: TrainPrecision,
+    /// A fixed bias added to the policy logits before the main policy loss (None: none).
+    pub policy_bias: Option<PolicyBias>,
+}
+
+/// A fixed bias on the policy logits in training: `gain` times the value of the opponent piece
+/// each policy index takes, read off the input planes ([`vzero_encoding::CaptureMap`]). The
+/// network then learns its policy as a residual over the capture prior, which searches multiply
+/// back in (`vzero_mcts::PriorMode::Product`, gain `prior_weight · CAPTURE_PRIOR_GAIN`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PolicyBias {
+    /// Per input plane, the value it marks on its squares.
+    pub plane_values: Vec<f32>,
+    /// Per policy index, the square whose value it gets (`area`: none).
+    pub landing: Vec<u32>,
+    /// Logits per unit of value.
+    pub gain: f32,
+}
+
+impl PolicyBias {
+    /// The capture prior's bias for `variant` at `gain` logits per pawn of victim.
+    pub fn capture(variant: vzero_rules::Variant, gain: f32) -> PolicyBias {
+        let map = vzero_encoding::CaptureMap::new(variant);
+        PolicyBias { plane_values: map.plane_values().to_vec(), landing: map.landing().to_vec(), gain }
+    }
+}
+
+/// [`PolicyBias`] as tensors on the model's device.
+struct BiasTensors {
+    /// [1, C, 1, 1].
+    plane_values: Tensor,
+    /// [P] indices into the board squares plus one zero square.
+    landing: Tensor,
+    gain: f64,
+}
+
+impl BiasTensors {
+    fn new(b: &PolicyBias, cfg: &crate::NetConfig, dev: Device) -> Result<BiasTensors> {
+        let area = cfg.board_height * cfg.board_width;
+        if b.plane_values.len() != cfg.input_planes {
+            return Err(ModelError::Config(format!("policy bias: {} plane values for {} input planes", b.plane_values.len(), cfg.input_planes)));
+        }
+        if b.landing.len() != cfg.policy_size {
+            return Err(ModelError::Config(format!("policy bias: {} landing squares for policy size {}", b.landing.len(), cfg.policy_size)));
+        }
+        if let Some(&s) = b.landing.iter().find(|&&s| s as usize > area) {
+            return Err(ModelError::Config(format!("policy bias: landing square {s} beyond the board's {area}")));
+        }
+        if !b.gain.is_finite() {
+            return Err(ModelError::Config(format!("policy bias: gain {} is not finite", b.gain)));
+        }
+        let landing: Vec<i64> = b.landing.iter().map(|&s| s as i64).collect();
+        Ok(BiasTensors {
+            plane_values: Tensor::from_slice(&b.plane_values).view([1, -1, 1, 1]).to_device(dev),
+            landing: Tensor::from_slice(&landing).to_device(dev),
+            gain: b.gain as f64,
+        })
+    }
+
+    /// [B, P] bias for the input planes `x` [B, C, H, W].
+    fn of(&self, x: &Tensor) -> Tensor {
+        let b = x.size()[0];
+        let board = (x.to_kind(Kind::Float) * &self.plane_values).sum_dim_intlist(1, false, Kind::Float).view([b, -1]);
+        let board = Tensor::cat(&[board, Tensor::zeros([b, 1], (Kind::Float, x.device()))], 1);
+        board.index_select(1, &self.landing) * self.gain
+    }
 }
 
 /// The weight of each loss in the total the optimizer minimises; an auxiliary head's weight is
@@ -149,6 +214,7 @@ impl TrainConfig {
             loss: LossWeights::default(),
             grad_clip_norm: None,
             precision: TrainPrecision::F32,
+            policy_bias: None,
         }
     }
 
@@ -291,6 +357,8 @@ pub struct Trainer {
     lr: f64,
     /// [`TrainConfig::precision`] resolved for the model's device.
     bf16: bool,
+    /// [`TrainConfig::policy_bias`] on the device.
+    bias: Option<BiasTensors>,
 }
 
 impl std::fmt::Debug for Trainer {
@@ -325,7 +393,8 @@ impl Trainer {
         opt.set_weight_decay_group(NO_DECAY_GROUP, 0.0);
         let lr = cfg.lr;
         let bf16 = cfg.precision.bf16_on(model.device());
-        Ok(Trainer { opt, cfg, lr, bf16 })
+        let bias = cfg.policy_bias.as_ref().map(|b| BiasTensors::new(b, model.config(), model.device())).transpose()?;
+        Ok(Trainer { opt, cfg, lr, bf16, bias })
     }
 
     /// Whether this trainer's passes run in BF16 ([`TrainConfig::precision`] on its device).
@@ -443,7 +512,10 @@ impl Trainer {
             None => (per_row * &w).sum(Kind::Float) / &w_sum,
         };
 
-        let policy = main.mean_ce(&out.policy, &batch.policy.probs, &mean, dev);
+        let policy = match &self.bias {
+            Some(bias) => main.mean_ce(&(&out.policy + bias.of(&x)), &batch.policy.probs, &mean, dev),
+            None => main.mean_ce(&out.policy, &batch.policy.probs, &mean, dev),
+        };
 
         // W/D/L CE.
         let wdl_t: Vec<f32> = batch.wdl.iter().flatten().copied().collect();

@@ -236,15 +236,7 @@ fn training_lowers_loss_sgd_and_adamw() {
     for tc in [TrainConfig::sgd(), TrainConfig::adamw()] {
         let model = Model::new_seeded(&cfg, Device::Cpu, 5).unwrap();
         let (planes, pt, wdl, ml, w) = batch_data(&cfg, 16);
-        let batch = TrainBatch {
-            planes: &planes,
-            globals: None,
-            policy: &pt,
-            wdl: &wdl,
-            moves_left: Some(&ml),
-            weights: Some(&w),
-            aux: Default::default(),
-        };
+        let batch = train_batch(&planes, None, &pt, &wdl, &ml, &w);
         let mut tr = Trainer::new(&model, tc.clone()).unwrap();
         tr.set_lr(
             if matches!(tc.optimizer, vzero_model::Optimizer::Sgd { .. }) {
@@ -309,10 +301,10 @@ fn seeded_weights_do_not_depend_on_other_threads() {
     assert!(weights(&Model::new_seeded(cfg, Device::Cpu, 8).unwrap()) != alone, "another seed, other weights");
 }
 
-/// A training batch with global inputs, moves-left targets and row weights.
-fn with_globals<'a>(
+/// A training batch (global inputs optional) with moves-left targets and row weights.
+fn train_batch<'a>(
     planes: &'a [f32],
-    globals: &'a [f32],
+    globals: Option<&'a [f32]>,
     policy: &'a PolicyTargets,
     wdl: &'a [[f32; 3]],
     moves_left: &'a [f32],
@@ -320,7 +312,7 @@ fn with_globals<'a>(
 ) -> TrainBatch<'a> {
     TrainBatch {
         planes,
-        globals: Some(globals),
+        globals,
         policy,
         wdl,
         moves_left: Some(moves_left),
@@ -339,7 +331,7 @@ fn bf16_training_matches_f32_within_tolerance() {
     cfg.global_inputs = 3; // the stem's linear layer too
     let (planes, pt, wdl, ml, w) = batch_data(&cfg, 16);
     let (_, globals, _) = inputs(&cfg, 16, 6, 7);
-    let batch = with_globals(&planes, &globals, &pt, &wdl, &ml, &w);
+    let batch = train_batch(&planes, Some(&globals), &pt, &wdl, &ml, &w);
     let m32 = Model::new_seeded(&cfg, Device::Cpu, 5).unwrap();
     // the same weights by copy: tests run in parallel and the seed is torch's global one
     let mut m16 = Model::new(&cfg, Device::Cpu).unwrap();
@@ -400,7 +392,7 @@ fn checkpoint_round_trip_is_bit_exact() {
     // a few steps so BN running statistics are not at their initial values
     let (planes, pt, wdl, ml, w) = batch_data(&cfg, 8);
     let globals: Vec<f32> = (0..16).map(|i| i as f32 / 16.0).collect();
-    let batch = with_globals(&planes, &globals, &pt, &wdl, &ml, &w);
+    let batch = train_batch(&planes, Some(&globals), &pt, &wdl, &ml, &w);
     let mut tr = Trainer::new(&model, TrainConfig::sgd()).unwrap();
     for _ in 0..3 {
         tr.step(&model, &batch).unwrap();
@@ -784,4 +776,57 @@ fn device_choice() {
             Err(ModelError::Device(_))
         ));
     }
+}
+
+/// A policy bias (the product capture prior's residual training) enters the policy loss as
+/// `CE(target, softmax(logits + gain · value on the landing square))`, computed here by hand
+/// from the same forward pass; a wrong plane, landing square or gain changes the loss.
+#[test]
+fn a_policy_bias_is_added_to_the_logits_of_the_policy_loss() {
+    init();
+    let cfg = tiny(8, 8, 300);
+    let area = 64;
+    let model = Model::new_seeded(&cfg, Device::Cpu, 5).unwrap();
+    let (planes, pt, wdl, ml, w) = batch_data(&cfg, 16);
+    let batch = train_batch(&planes, None, &pt, &wdl, &ml, &w);
+    let mut plane_values = vec![0.0f32; cfg.input_planes];
+    plane_values[2] = 3.0;
+    plane_values[4] = 1.5;
+    let landing: Vec<u32> = (0..cfg.policy_size as u32).map(|i| (i * 7) % (area as u32 + 1)).collect();
+    let bias = vzero_model::PolicyBias { plane_values: plane_values.clone(), landing: landing.clone(), gain: 1.25 };
+    let plain = Trainer::new(&model, TrainConfig::sgd()).unwrap().evaluate(&model, &batch).unwrap();
+    let biased = Trainer::new(&model, TrainConfig { policy_bias: Some(bias.clone()), ..TrainConfig::sgd() })
+        .unwrap()
+        .evaluate(&model, &batch)
+        .unwrap();
+
+    let (x, _) = model.input_tensors(16, &planes, None).unwrap();
+    let logits = Vec::<f32>::try_from(model.forward_t(&x, None, false).policy.reshape([-1])).unwrap();
+    let (p, len) = (cfg.policy_size, cfg.input_len());
+    let (mut num, mut den) = (0.0f64, 0.0f64);
+    for i in 0..16 {
+        let (idx, probs) = pt.row(i);
+        if idx.is_empty() {
+            continue;
+        }
+        let pl = &planes[i * len..(i + 1) * len];
+        let board: Vec<f32> = (0..=area)
+            .map(|s| if s == area { 0.0 } else { (0..cfg.input_planes).map(|c| plane_values[c] * pl[c * area + s]).sum() })
+            .collect();
+        let z: Vec<f64> = (0..p).map(|k| (logits[i * p + k] + 1.25 * board[landing[k] as usize]) as f64).collect();
+        let max = z.iter().cloned().fold(f64::MIN, f64::max);
+        let lse = max + z.iter().map(|v| (v - max).exp()).sum::<f64>().ln();
+        let ce: f64 = idx.iter().zip(probs).map(|(&k, &q)| -(q as f64) * (z[k as usize] - lse)).sum();
+        num += w[i] as f64 * ce;
+        den += w[i] as f64;
+    }
+    let want = num / den;
+    assert!((biased.policy - want).abs() < 1e-4 * want.max(1.0), "biased policy loss {} vs by hand {want}", biased.policy);
+    assert!((biased.policy - plain.policy).abs() > 1e-2, "the bias changed nothing: {} vs {}", biased.policy, plain.policy);
+    assert!((biased.value - plain.value).abs() < 1e-6, "the bias touched the value loss");
+
+    // A bias that does not fit the network is an error naming what.
+    let bad = vzero_model::PolicyBias { landing: vec![0; 3], ..bias };
+    let e = Trainer::new(&model, TrainConfig { policy_bias: Some(bad), ..TrainConfig::sgd() }).unwrap_err().to_string();
+    assert!(e.contains("landing squares"), "{e}");
 }

@@ -103,10 +103,10 @@ impl SwitchConfig {
     }
 }
 
-/// The part a check tests next: the capture prior while it has weight, then the material value;
-/// `None` when the blend is off.
+/// The part a check tests next: the capture prior while it has weight (a mixed one: a product
+/// prior is part of the network's policy), then the material value; `None` when the blend is off.
 pub fn next_part(k: &Knowledge) -> Option<BlendPart> {
-    if k.prior_weight > 0.0 {
+    if k.prior_weight > 0.0 && k.prior_mode.is_mix() {
         Some(BlendPart::Prior)
     } else if k.value_weight > 0.0 {
         Some(BlendPart::Value)
@@ -237,6 +237,8 @@ mod tests {
         let k = Knowledge { value_weight: 0.5, prior_weight: 1.0, ..Knowledge::default() };
         assert_eq!(next_part(&k), Some(BlendPart::Prior));
         assert_eq!(next_part(&Knowledge { prior_weight: 0.0, ..k }), Some(BlendPart::Value));
+        let product = Knowledge { prior_mode: vzero_mcts::PriorMode::Product, ..k };
+        assert_eq!(next_part(&product), Some(BlendPart::Value));
         assert_eq!(next_part(&Knowledge::default()), None);
     }
 

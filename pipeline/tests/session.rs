@@ -56,6 +56,16 @@ fn a_session_trains_selfplays_and_learns_without_the_cli() {
     assert!(e.contains("shogun"), "{e}");
 }
 
+/// The tiny config with a knowledge blend (value 0.5, prior 1.0, then the lines `knowledge`) and
+/// a switch check after every generation needing `min_score`, written as `dir/switch.toml`.
+fn tiny_with_switch(dir: &std::path::Path, knowledge: &str, min_score: f64) -> std::path::PathBuf {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/tests/tiny-empire.toml")).unwrap();
+    let path = dir.join("switch.toml");
+    let switch = format!("[switch]\nevery = 1\ngames = 2\nsims = 4\nmax_plies = 40\nmin_score = {min_score:?}\n");
+    std::fs::write(&path, format!("{text}\n[learn.knowledge]\nvalue_weight = 0.5\nprior_weight = 1.0\n{knowledge}\n{switch}")).unwrap();
+    path
+}
+
 #[test]
 fn switch_checks_are_recorded_and_a_release_holds_in_every_later_checkpoint() {
     // measured checks (55% needed), and checks that always release (a score of 0 is enough)
@@ -66,13 +76,7 @@ fn switch_checks_are_recorded_and_a_release_holds_in_every_later_checkpoint() {
 
 fn switch_run(min_score: f64) {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = dir.path().join("switch.toml");
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/tests/tiny-empire.toml")).unwrap();
-    std::fs::write(
-        &cfg,
-        format!("{text}\n[learn.knowledge]\nvalue_weight = 0.5\nprior_weight = 1.0\nanneal_steps = 100000\n\n[switch]\nevery = 1\ngames = 2\nsims = 4\nmax_plies = 40\nmin_score = {min_score:?}\n"),
-    )
-    .unwrap();
+    let cfg = tiny_with_switch(dir.path(), "anneal_steps = 100000\n", min_score);
     let run = dir.path().join("run");
     let session = Session::open(&run, &ConfigChoice { file: Some(cfg), ..Default::default() }).unwrap();
     let mut notes = Vec::new();
@@ -180,4 +184,35 @@ fn random_openings_start_games_apart_and_make_no_rows() {
     // every searched move is a row, no opening move is
     assert_eq!(rows, searched);
     assert!(openings.len() >= games / 2, "{} different openings in {games} games", openings.len());
+}
+
+/// A product capture prior (`prior_mode = "product"`) is the network's parametrisation: a run
+/// records it in every checkpoint with its weight unannealed, and the measured switch, which
+/// would release a mixed prior first, tests the value instead and never releases the prior.
+#[test]
+fn a_product_prior_stays_in_every_checkpoint_and_no_switch_releases_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = tiny_with_switch(dir.path(), "anneal_steps = 10\nprior_mode = \"product\"\n", 0.0);
+    let run = dir.path().join("run");
+    let session = Session::open(&run, &ConfigChoice { file: Some(cfg), ..Default::default() }).unwrap();
+    assert_eq!(session.config().learn.knowledge.prior_mode, vzero_mcts::PriorMode::Product);
+    let t = session.train(&Limits { steps: Some(12), minutes: Some(5.0), ..Default::default() }, &mut |_| {}).unwrap();
+    assert_eq!(t.step, 12, "{t:?}");
+    let mut metas = 0;
+    for e in std::fs::read_dir(run.join("checkpoints")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "json") {
+            let meta = vzero_model::checkpoint::read_meta(&p).unwrap();
+            let k = meta.knowledge.unwrap_or_else(|| panic!("{} records no blend", p.display()));
+            assert_eq!((k.prior_mode, k.prior_weight, meta.release.prior_step), (vzero_mcts::PriorMode::Product, 1.0, None), "{}", p.display());
+            // the value still anneals (to 0 at step 10), unless the switch released it
+            let value = if meta.release.value_step.is_some() { 0.0 } else { 0.5 * (1.0 - meta.step.min(10) as f32 / 10.0) };
+            assert!((k.value_weight - value).abs() < 1e-6, "{}: {k:?}", p.display());
+            metas += 1;
+        }
+    }
+    assert!(metas >= 3, "{metas} checkpoints");
+    // the checks (every one releases at min_score 0) tested the value: the prior is not a part
+    let csv = std::fs::read_to_string(run.join("arena/switch.csv")).unwrap();
+    assert!(csv.lines().count() > 1 && csv.lines().skip(1).all(|l| l.split(',').nth(2) == Some("value")), "{csv}");
 }

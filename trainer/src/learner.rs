@@ -10,8 +10,8 @@ use vzero_data::lease::DEFAULT_TTL;
 use vzero_data::{checkpoint_name, ChunkExpect, Lease, ReplayWindow, RowBlock, RunDir, WindowConfig};
 use vzero_encoding::{InputEncoder, MoveEncoder, ENCODING_VERSION};
 use vzero_model::checkpoint::{self, Expected};
-use vzero_model::{AuxTargets, Losses, ModelError, Model, NetConfig, Optimizer, PolicyTargets, TrainBatch, TrainConfig, Trainer};
-use vzero_mcts::{BlendPart, BlendRelease, Knowledge};
+use vzero_model::{AuxTargets, Losses, ModelError, Model, NetConfig, Optimizer, PolicyBias, PolicyTargets, TrainBatch, TrainConfig, Trainer};
+use vzero_mcts::{BlendPart, BlendRelease, Knowledge, PriorMode, CAPTURE_PRIOR_GAIN};
 use vzero_rules::Variant;
 
 use crate::config::LearnConfig;
@@ -131,6 +131,13 @@ fn command_line() -> String {
     }
 }
 
+/// The policy bias a product capture prior asks of training (`[learn.knowledge] prior_mode =
+/// "product"`): the searches multiply `exp(w_p · victim / 2)` into the network's policy, so the
+/// network learns its logits as a residual over the same bias. None for a mixed prior.
+pub fn product_prior_bias(variant: Variant, k: &Knowledge) -> Option<PolicyBias> {
+    (k.prior_mode == PriorMode::Product && k.prior_weight > 0.0).then(|| PolicyBias::capture(variant, k.prior_weight * CAPTURE_PRIOR_GAIN))
+}
+
 /// Replaces each row's value target by `(1 - ratio) * result + ratio * search value` (as a
 /// W/D/L with no draw mass); see [`LearnConfig::value_q_ratio`].
 pub fn mix_search_value(batch: &mut RowBlock, ratio: f32) {
@@ -214,6 +221,7 @@ impl Learner {
             loss: cfg.loss_weights(),
             grad_clip_norm: None,
             precision: cfg.precision,
+            policy_bias: product_prior_bias(variant, &cfg.knowledge),
         };
         let trainer = Trainer::new(&model, tc)?;
         let expect = ChunkExpect { variant: name.clone(), encoding_version: ENCODING_VERSION, planes: Some(shape), policy_size: Some(mv.len()) };
