@@ -186,6 +186,49 @@ fn random_openings_start_games_apart_and_make_no_rows() {
     assert!(openings.len() >= games / 2, "{} different openings in {games} games", openings.len());
 }
 
+/// Branching (`branch_prob`): new games start from positions of the worker's earlier games,
+/// replayed with their moves; the replayed moves are in the record but make no rows, and the
+/// cap still counts from the start.
+#[test]
+fn branched_games_start_inside_earlier_games_and_make_rows_only_after_the_branch() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = tiny_file(dir.path(), "max_plies = 60\n", "max_plies = 60\nbranch_prob = 1.0\n");
+    let run = dir.path().join("run");
+    let session = Session::open(&run, &ConfigChoice { file: Some(cfg), ..Default::default() }).unwrap();
+    assert_eq!(session.config().selfplay.branch_prob, 1.0);
+    session.train(&Limits { games: Some(16), minutes: Some(4.0), ..Default::default() }, &mut |_| {}).unwrap();
+    let rd = vzero_data::RunDir::open_existing(&run).unwrap();
+    let (mut rows, mut searched, mut records) = (0usize, 0usize, Vec::new());
+    for c in rd.list_chunks().unwrap() {
+        let chunk = vzero_data::Chunk::open(&c).unwrap();
+        rows += chunk.read_all().unwrap().len();
+        records.extend(chunk.games().unwrap());
+    }
+    assert!(records.len() >= 16, "{}", records.len());
+    let mut branched = 0;
+    for g in &records {
+        assert_eq!((g.priors.len(), g.values.len()), (g.moves.len(), g.moves.len()));
+        assert!(g.moves.len() <= 60, "the cap counts from the start: {} plies", g.moves.len());
+        let replayed = g.priors.iter().take_while(|p| p.is_nan()).count();
+        assert!(replayed < g.moves.len(), "a branched game searches at least one move");
+        assert!(g.priors[replayed..].iter().chain(&g.values[replayed..]).all(|x| x.is_finite()));
+        searched += g.moves.len() - replayed;
+        if replayed > 0 {
+            branched += 1;
+            // the replayed moves are the start of another game of the run
+            let prefix = &g.moves[..replayed];
+            assert!(
+                records.iter().any(|e| !std::ptr::eq(e, g) && e.moves.len() > replayed && e.moves[..replayed] == *prefix),
+                "a branch from no earlier game: {prefix:?}"
+            );
+        }
+    }
+    // every game after the first four (one per slot) branches, at ply 0 now and then
+    assert!(branched >= (records.len() - 4) / 2, "{branched} of {} games branched", records.len());
+    // every searched move is a row, no replayed move is
+    assert_eq!(rows, searched);
+}
+
 /// A product capture prior (`prior_mode = "product"`) is the network's parametrisation: a run
 /// records it in every checkpoint with its weight unannealed, and the measured switch, which
 /// would release a mixed prior first, tests the value instead and never releases the prior.

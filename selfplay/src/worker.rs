@@ -19,7 +19,7 @@ use vzero_mcts::{gather_batch, material_target, FalseResignStats, Leaf, LeafValu
 use vzero_model::{leaf_value, CheckpointMeta, Device, EvalServer, NetEvaluator};
 use vzero_rules::{Color, Game, Move, Outcome, Variant};
 
-use crate::config::SelfplayConfig;
+use crate::config::{SelfplayConfig, BRANCH_MEMORY};
 use crate::targets::{capped_end, finish_game, GameEnd, GameRow};
 
 /// Counters shared by all workers of a process, for progress bars and summaries.
@@ -177,16 +177,34 @@ struct Worker {
     games: Vec<GameRecord>,
     rng: StdRng,
     last_poll: Instant,
+    /// The moves (from the start position) of this worker's last finished games, the starts
+    /// of branched games (`branch_prob`).
+    recent: std::collections::VecDeque<Vec<Move>>,
 }
 
 impl Worker {
     fn new_slot(&mut self) -> (Slot, Search<VariantGame>) {
         let mut game = Game::startpos(self.ctx.variant);
-        let plies = self.rng.gen_range(0..=self.ctx.config.opening_random_plies);
-        let rng = &mut self.rng;
-        game.play_opening(plies, |moves| *moves.choose(rng).expect("play_opening never passes an empty list"));
-        // The opening's moves have no search: their prior and value are unknown (NaN), which
-        // keeps the record's per-ply vectors aligned with its moves.
+        let cfg = &self.ctx.config;
+        let branch = if !self.recent.is_empty() && self.rng.gen::<f32>() < cfg.branch_prob {
+            self.recent.get(self.rng.gen_range(0..self.recent.len()))
+        } else {
+            None
+        };
+        if let Some(earlier) = branch {
+            // A uniformly random position of the earlier game at which a move was searched
+            // (so the game is not over there) and below the cap.
+            let plies = self.rng.gen_range(0..earlier.len().min(cfg.max_plies as usize - 1).max(1));
+            for &m in &earlier[..plies] {
+                game.play(m);
+            }
+        } else {
+            let plies = self.rng.gen_range(0..=cfg.opening_random_plies);
+            let rng = &mut self.rng;
+            game.play_opening(plies, |moves| *moves.choose(rng).expect("play_opening never passes an empty list"));
+        }
+        // The opening's (or the branch's replayed) moves have no search here: their prior and
+        // value are unknown (NaN), which keeps the record's per-ply vectors aligned with its moves.
         let opening = game.moves().len();
         let search = Search::new(VariantGame::from_game(&game), self.search_config.clone(), self.rng.gen());
         let slot = Slot {
@@ -367,6 +385,13 @@ impl Worker {
                 (w, r.reason.to_string())
             }
         };
+        if self.ctx.config.branch_prob > 0.0 {
+            // remembered first, so the game that replaces it may branch from it
+            if self.recent.len() == BRANCH_MEMORY {
+                self.recent.pop_front();
+            }
+            self.recent.push_back(self.slots[i].game.moves().to_vec());
+        }
         let (new_slot, new_search) = self.new_slot();
         let slot = std::mem::replace(&mut self.slots[i], new_slot);
         self.searches[i] = new_search;
@@ -454,6 +479,7 @@ pub fn run_worker(ctx: WorkerContext) -> Result<()> {
         rows: Vec::new(),
         games: Vec::new(),
         last_poll: Instant::now(),
+        recent: std::collections::VecDeque::with_capacity(BRANCH_MEMORY),
     };
     for i in 0..w.ctx.config.games_per_worker {
         let (slot, search) = w.new_slot();
