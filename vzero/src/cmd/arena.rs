@@ -92,6 +92,10 @@ pub fn match_(a: MatchArgs) -> Result<()> {
     cfg.event = format!("vzero match {} vs {}", pa.name(), pb.name());
     say_engine(&pa, variant)?;
     say_engine(&pb, variant)?;
+    // Parallelism comes from the games (`--concurrency`): one intra-op thread per forward pass,
+    // as in self-play. Torch's default (a thread per core) makes OpenMP barriers spin whenever
+    // anything else shares the cores: two spqr matches beside each other ran several times slower.
+    vzero_model::set_threads(1);
     let report = run_match(&pa, &pb, &cfg)?;
     let mut out = std::io::stdout().lock();
     let forfeits: Vec<_> = report.games.iter().filter(|g| g.termination == "forfeit").collect();
