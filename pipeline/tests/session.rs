@@ -156,6 +156,28 @@ fn workers_sharing_one_evaluator_play_learn_and_pick_up_new_networks() {
     assert!(networks.len() >= 2, "games of one network only: {networks:?}");
 }
 
+/// The rows (counted) and game records of every chunk of the run at `run`.
+fn rows_and_games(run: &std::path::Path) -> (usize, Vec<vzero_data::GameRecord>) {
+    let rd = vzero_data::RunDir::open_existing(run).unwrap();
+    let (mut rows, mut records) = (0, Vec::new());
+    for c in rd.list_chunks().unwrap() {
+        let chunk = vzero_data::Chunk::open(&c).unwrap();
+        rows += chunk.read_all().unwrap().len();
+        records.extend(chunk.games().unwrap());
+    }
+    (rows, records)
+}
+
+/// The plies at the start of `g` that were played without a search (a random opening, a
+/// branch's replayed moves): one prior and value per move, NaN for those plies, which come
+/// first, and finite for every searched one.
+fn unsearched_plies(g: &vzero_data::GameRecord) -> usize {
+    assert_eq!((g.priors.len(), g.values.len()), (g.moves.len(), g.moves.len()));
+    let n = g.priors.iter().take_while(|p| p.is_nan()).count();
+    assert!(g.priors[n..].iter().chain(&g.values[n..]).all(|x| x.is_finite()));
+    n
+}
+
 #[test]
 fn random_openings_start_games_apart_and_make_no_rows() {
     let dir = tempfile::tempdir().unwrap();
@@ -164,21 +186,13 @@ fn random_openings_start_games_apart_and_make_no_rows() {
     let session = Session::open(&run, &ConfigChoice { file: Some(cfg), ..Default::default() }).unwrap();
     assert_eq!(session.config().selfplay.opening_random_plies, 10);
     session.train(&Limits { games: Some(12), minutes: Some(4.0), ..Default::default() }, &mut |_| {}).unwrap();
-    let rd = vzero_data::RunDir::open_existing(&run).unwrap();
-    let (mut rows, mut searched, mut openings, mut games) = (0usize, 0usize, std::collections::BTreeSet::new(), 0);
-    for c in rd.list_chunks().unwrap() {
-        let chunk = vzero_data::Chunk::open(&c).unwrap();
-        rows += chunk.read_all().unwrap().len();
-        for g in chunk.games().unwrap() {
-            games += 1;
-            // one prior and value per move; the opening's (no search) are NaN, and come first
-            assert_eq!((g.priors.len(), g.values.len()), (g.moves.len(), g.moves.len()));
-            let opening = g.priors.iter().take_while(|p| p.is_nan()).count();
-            assert!(opening <= 10, "{opening}");
-            assert!(g.priors[opening..].iter().chain(&g.values[opening..]).all(|x| x.is_finite()));
-            searched += g.moves.len() - opening;
-            openings.insert(g.moves[..opening].to_vec());
-        }
+    let (rows, records) = rows_and_games(&run);
+    let (mut searched, mut openings, games) = (0usize, std::collections::BTreeSet::new(), records.len());
+    for g in &records {
+        let opening = unsearched_plies(g);
+        assert!(opening <= 10, "{opening}");
+        searched += g.moves.len() - opening;
+        openings.insert(g.moves[..opening].to_vec());
     }
     assert!(games >= 12, "{games}");
     // every searched move is a row, no opening move is
@@ -197,21 +211,13 @@ fn branched_games_start_inside_earlier_games_and_make_rows_only_after_the_branch
     let session = Session::open(&run, &ConfigChoice { file: Some(cfg), ..Default::default() }).unwrap();
     assert_eq!(session.config().selfplay.branch_prob, 1.0);
     session.train(&Limits { games: Some(16), minutes: Some(4.0), ..Default::default() }, &mut |_| {}).unwrap();
-    let rd = vzero_data::RunDir::open_existing(&run).unwrap();
-    let (mut rows, mut searched, mut records) = (0usize, 0usize, Vec::new());
-    for c in rd.list_chunks().unwrap() {
-        let chunk = vzero_data::Chunk::open(&c).unwrap();
-        rows += chunk.read_all().unwrap().len();
-        records.extend(chunk.games().unwrap());
-    }
+    let (rows, records) = rows_and_games(&run);
     assert!(records.len() >= 16, "{}", records.len());
-    let mut branched = 0;
+    let (mut searched, mut branched) = (0usize, 0);
     for g in &records {
-        assert_eq!((g.priors.len(), g.values.len()), (g.moves.len(), g.moves.len()));
         assert!(g.moves.len() <= 60, "the cap counts from the start: {} plies", g.moves.len());
-        let replayed = g.priors.iter().take_while(|p| p.is_nan()).count();
+        let replayed = unsearched_plies(g);
         assert!(replayed < g.moves.len(), "a branched game searches at least one move");
-        assert!(g.priors[replayed..].iter().chain(&g.values[replayed..]).all(|x| x.is_finite()));
         searched += g.moves.len() - replayed;
         if replayed > 0 {
             branched += 1;
