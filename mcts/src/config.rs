@@ -139,6 +139,11 @@ pub struct SearchConfig {
     /// backed-up proofs), steer selection by them and stop a search whose root is proven. Off, the
     /// search is plain MCTS (terminal values are still exact).
     pub solver: bool,
+    /// Contempt (a self-play draw score): while choosing moves, a draw counts `-contempt` for the
+    /// root's player and `+contempt` for the other (a move's Q is shifted by its draw share, so
+    /// the tree stays zero-sum and reusable); values, targets and proofs stay unbiased. Both sides
+    /// of a self-play game dislike draws on their own move, so fewer games shuffle to a draw (0: off).
+    pub contempt: f32,
 }
 
 impl Default for SearchConfig {
@@ -157,6 +162,7 @@ impl Default for SearchConfig {
             temperature: TemperatureSchedule::greedy(),
             reuse_tree: true,
             solver: true,
+            contempt: 0.0,
         }
     }
 }

@@ -26,7 +26,7 @@ use crate::gumbel::{self, LOW_LOGIT};
 use crate::noise::{self, SearchRng};
 use crate::proof::Proof;
 use crate::result::{MoveStats, NodeStats, SearchResult};
-use crate::tree::{NodeState, Tree, NONE};
+use crate::tree::{Edge, NodeState, Tree, NONE};
 
 /// Opaque reference to a leaf returned by `gather`, to be passed back to `apply`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -620,6 +620,37 @@ impl<G: Game> Search<G> {
         }
     }
 
+    /// What a draw is worth, while choosing moves, to `player`: `-contempt` for the root's
+    /// player, `+contempt` for the other (0 without contempt).
+    #[inline]
+    fn contempt_shift(&self, player: u8) -> f32 {
+        let c = self.config.contempt;
+        if c == 0.0 {
+            0.0
+        } else if player == self.tree.nodes[0].to_move {
+            -c
+        } else {
+            c
+        }
+    }
+
+    /// Draw share below a move: exact when proven, else the child's mean draw probability.
+    #[inline]
+    fn edge_draw(&self, e: &Edge) -> f32 {
+        match e.proof {
+            Some(p) => p.draw(),
+            None if e.child != NONE => {
+                let c = &self.tree.nodes[e.child as usize];
+                if c.visits > 0 {
+                    c.draw_sum / c.visits as f32
+                } else {
+                    0.0
+                }
+            }
+            None => 0.0,
+        }
+    }
+
     /// PUCT with FPU reduction and virtual loss: argmax of Q + c * P * sqrt(N) / (1 + n).
     fn select_puct(&self, node: u32, is_root: bool) -> usize {
         let cfg = &self.config;
@@ -631,7 +662,9 @@ impl<G: Game> Search<G> {
             cfg.c_puct
         };
         let c_sqrt_n = c * parent_n.max(1.0).sqrt();
-        let parent_q = if n.visits > 0 { n.value_sum / n.visits as f32 } else { 0.0 };
+        // Contempt: this node's player values a draw at `shift` (see `SearchConfig::contempt`).
+        let shift = self.contempt_shift(n.to_move);
+        let parent_q = if n.visits > 0 { n.value_sum / n.visits as f32 + shift * n.draw_sum / n.visits as f32 } else { 0.0 };
         let vl = cfg.virtual_loss;
         let first = n.first_edge as usize;
         let edges = &self.tree.edges[first..first + n.num_edges as usize];
@@ -654,7 +687,10 @@ impl<G: Game> Search<G> {
             } else {
                 visited_mass += e.prior;
                 let nf = ne as f32;
-                let q = e.proof.map_or((e.value_sum - vl * e.in_flight as f32) / nf, Proof::value);
+                let mut q = e.proof.map_or((e.value_sum - vl * e.in_flight as f32) / nf, Proof::value);
+                if shift != 0.0 {
+                    q += shift * self.edge_draw(e);
+                }
                 let score = q + c_sqrt_n * e.prior / (1.0 + nf);
                 if score > best_visited {
                     best_visited = score;
@@ -682,19 +718,23 @@ impl<G: Game> Search<G> {
     fn root_sigma(&mut self) {
         let RootMode::Gumbel(cfg) = self.config.root_mode else { unreachable!() };
         let range = self.tree.edge_range(0);
+        let root = self.tree.nodes[0];
+        let shift = self.contempt_shift(root.to_move);
         self.scratch_visits.clear();
         self.scratch_q.clear();
         for e in &self.tree.edges[range] {
             self.scratch_visits.push(e.visits);
-            self.scratch_q.push(match e.proof {
+            let q = match e.proof {
                 Some(p) => p.value(),
                 None if e.visits > 0 => e.value_sum / e.visits as f32,
                 None => 0.0,
-            });
+            };
+            let visited = e.visits > 0 || e.proof.is_some();
+            self.scratch_q.push(if shift != 0.0 && visited { q + shift * self.edge_draw(e) } else { q });
         }
         gumbel::sigma_completed_q(
             &cfg,
-            self.tree.nodes[0].raw_value,
+            root.raw_value + shift * root.raw_draw,
             &self.root_raw_priors,
             &self.scratch_visits,
             &self.scratch_q,

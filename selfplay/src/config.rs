@@ -67,6 +67,11 @@ pub struct SelfplayConfig {
     /// `max_plies` cap still counts from the start, so a branched game reaches its result in
     /// fewer searched plies: more results per hour, from middlegames and endings (0: off).
     pub branch_prob: f32,
+    /// Contempt in self-play searches: while choosing moves a draw counts `-contempt` for the
+    /// side to move and `+contempt` for its opponent (`SearchConfig::contempt`), so both sides
+    /// steer away from draws on their own moves; the values and targets written stay unbiased
+    /// (0: off; in [-1, 1]).
+    pub contempt: f32,
     /// Rows per HDF5 chunk file.
     pub rows_per_chunk: usize,
     /// Seconds between checks for a newer checkpoint.
@@ -138,6 +143,7 @@ impl Default for SelfplayConfig {
             cap_material_margin: 3.0,
             opening_random_plies: 0,
             branch_prob: 0.0,
+            contempt: 0.0,
             rows_per_chunk: 2000,
             poll_seconds: 2.0,
             sims_ramp_steps: 0,
@@ -171,6 +177,7 @@ impl SelfplayConfig {
         check(self.cap_material_margin > 0.0, "cap_material_margin", "positive")?;
         check(self.opening_random_plies < self.max_plies.min(1000), "opening_random_plies", "below max_plies (and 1000)")?;
         check((0.0..=1.0).contains(&self.branch_prob), "branch_prob", "in [0, 1]")?;
+        check((-1.0..=1.0).contains(&self.contempt), "contempt", "in [-1, 1]")?;
         check(self.rows_per_chunk >= 1, "rows_per_chunk", "at least 1")?;
         check(self.poll_seconds > 0.0, "poll_seconds", "positive")?;
         check(self.sims_start_fraction > 0.0 && self.sims_start_fraction <= 1.0, "sims_start_fraction", "in (0, 1]")?;
@@ -205,6 +212,7 @@ impl SelfplayConfig {
             SearchConfig {
                 root_mode: RootMode::Gumbel(GumbelConfig { max_considered: self.considered, ..GumbelConfig::default() }),
                 playout_cap,
+                contempt: self.contempt,
                 ..SearchConfig::default()
             }
         } else {
@@ -216,6 +224,7 @@ impl SelfplayConfig {
                     half_life: self.temperature_half_life,
                 },
                 playout_cap,
+                contempt: self.contempt,
                 ..SearchConfig::default()
             }
         }
@@ -295,6 +304,19 @@ mod tests {
         b.validate().unwrap();
         for bad in [-0.1, 1.5, f32::NAN] {
             assert!(SelfplayConfig { branch_prob: bad, ..c.clone() }.validate().unwrap_err().contains("branch_prob"), "{bad}");
+        }
+    }
+
+    #[test]
+    fn contempt_is_read_validated_and_given_to_every_search() {
+        assert_eq!(SelfplayConfig::default().contempt, 0.0);
+        let c: SelfplayConfig = toml::from_str("contempt = 0.2").unwrap();
+        c.validate().unwrap();
+        assert_eq!(c.search_config().contempt, 0.2);
+        assert_eq!(SelfplayConfig { gumbel: false, ..c.clone() }.search_config().contempt, 0.2);
+        assert_eq!(c.search_config_at(0).contempt, 0.2);
+        for bad in [-1.5, 2.0, f32::NAN] {
+            assert!(SelfplayConfig { contempt: bad, ..c.clone() }.validate().unwrap_err().contains("contempt"), "{bad}");
         }
     }
 
