@@ -358,6 +358,19 @@ impl<B: Bitboard> Pos<B> {
         }
     }
 
+    /// Ranks between `c`'s royal piece and the nearest square of its campmate region (`None`
+    /// without a campmate rule or a royal piece).
+    pub(crate) fn flag_distance(&self, c: Color) -> Option<u32> {
+        let (_, region) = self.r.flag.as_ref()?;
+        let k = self.king[c.index()];
+        if k == NO_SQ {
+            return None;
+        }
+        let files = self.r.files;
+        let rank = k as usize / files;
+        region[c.index()].iter().map(|s| (s / files).abs_diff(rank) as u32).min()
+    }
+
     /// Number of pieces of `c` and type `pt` in hand.
     #[inline]
     pub fn hand_count(&self, c: Color, pt: PieceType) -> u8 {

@@ -198,6 +198,13 @@ impl Position {
         (k != NO_SQ).then_some(Square(k))
     }
 
+    /// Ranks between `color`'s royal piece and the nearest rank on which it would win by
+    /// campmate (`None` when the variant has no campmate rule or `color` no royal piece): how
+    /// far a king walk is from winning.
+    pub fn flag_distance(&self, color: Color) -> Option<u32> {
+        each!(self, p => p.flag_distance(color))
+    }
+
     /// Castling rights as bits: 1 = White h-side, 2 = White a-side, 4 = Black h-side, 8 = Black a-side.
     pub fn castling_rights(&self) -> u8 {
         each!(self, p => p.castling)

@@ -55,6 +55,10 @@ pub struct SelfplayConfig {
     pub cap_outcome: CapOutcome,
     /// Pawns of quiescent material that win a capped game under `cap_outcome = "material"`.
     pub cap_material_margin: f32,
+    /// Under `cap_outcome = "material"`, pawns added to a side's balance for each rank its royal
+    /// piece is nearer its campmate ranks than the opponent's is to theirs (a king walk toward
+    /// the winning rank counts; 0: off; nothing in variants without campmate).
+    pub cap_king_advance: f32,
     /// Each game starts with a number of uniformly random legal moves, itself drawn uniformly
     /// from `0..=opening_random_plies` (0: every game starts from the start position). They
     /// are kept in the game record but are no training rows: a curriculum of varied, often
@@ -141,6 +145,7 @@ impl Default for SelfplayConfig {
             max_plies: 300,
             cap_outcome: CapOutcome::Search,
             cap_material_margin: 3.0,
+            cap_king_advance: 0.0,
             opening_random_plies: 0,
             branch_prob: 0.0,
             contempt: 0.0,
@@ -175,6 +180,7 @@ impl SelfplayConfig {
         check((0.0..=1.0).contains(&self.resign_playthrough), "resign_playthrough", "in [0, 1]")?;
         check(self.max_plies >= 2, "max_plies", "at least 2")?;
         check(self.cap_material_margin > 0.0, "cap_material_margin", "positive")?;
+        check((0.0..=10.0).contains(&self.cap_king_advance), "cap_king_advance", "in [0, 10] pawns per rank")?;
         check(self.opening_random_plies < self.max_plies.min(1000), "opening_random_plies", "below max_plies (and 1000)")?;
         check((0.0..=1.0).contains(&self.branch_prob), "branch_prob", "in [0, 1]")?;
         check((-1.0..=1.0).contains(&self.contempt), "contempt", "in [-1, 1]")?;
@@ -304,6 +310,17 @@ mod tests {
         b.validate().unwrap();
         for bad in [-0.1, 1.5, f32::NAN] {
             assert!(SelfplayConfig { branch_prob: bad, ..c.clone() }.validate().unwrap_err().contains("branch_prob"), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_king_advance_at_the_cap_is_read_and_validated() {
+        assert_eq!(SelfplayConfig::default().cap_king_advance, 0.0);
+        let c: SelfplayConfig = toml::from_str("cap_outcome = \"material\"\ncap_king_advance = 0.5").unwrap();
+        c.validate().unwrap();
+        assert_eq!(c.cap_king_advance, 0.5);
+        for bad in [-0.5, 11.0, f32::NAN] {
+            assert!(SelfplayConfig { cap_king_advance: bad, ..c.clone() }.validate().unwrap_err().contains("cap_king_advance"), "{bad}");
         }
     }
 

@@ -47,14 +47,19 @@ pub enum CapOutcome {
 
 /// The end of a game stopped at `max_plies` in `pos` under `outcome`: how its rows are scored,
 /// the winner written in its record, and the reason (`max-plies`, `max-plies-material`,
-/// `max-plies-draw`).
-pub fn capped_end(outcome: CapOutcome, margin: f32, pos: &vzero_rules::Position) -> (GameEnd, Option<Color>, &'static str) {
+/// `max-plies-draw`). Under `material`, `king_advance` pawns per rank are added to the side to
+/// move's balance for each rank its royal piece is nearer its campmate ranks than the
+/// opponent's ([`king_advance`]; nothing in variants without campmate).
+pub fn capped_end(outcome: CapOutcome, margin: f32, king_advance: f32, pos: &vzero_rules::Position) -> (GameEnd, Option<Color>, &'static str) {
     match outcome {
         CapOutcome::Search => (GameEnd::Truncated, None, "max-plies"),
         CapOutcome::Draw => (GameEnd::Result(None), None, "max-plies-draw"),
         CapOutcome::Material => {
-            let balance = vzero_mcts::Quiescence::default().balance(pos);
             let us = pos.side_to_move();
+            let mut balance = vzero_mcts::Quiescence::default().balance(pos);
+            if king_advance != 0.0 {
+                balance += king_advance * self::king_advance(pos, us);
+            }
             let winner = if balance >= margin {
                 Some(us)
             } else if balance <= -margin {
@@ -64,6 +69,15 @@ pub fn capped_end(outcome: CapOutcome, margin: f32, pos: &vzero_rules::Position)
             };
             (GameEnd::Result(winner), winner, "max-plies-material")
         }
+    }
+}
+
+/// Ranks by which `side`'s royal piece is nearer its campmate ranks than the opponent's is to
+/// theirs (0 in a variant without campmate, or when either side has no royal piece).
+pub fn king_advance(pos: &vzero_rules::Position, side: Color) -> f32 {
+    match (pos.flag_distance(side), pos.flag_distance(side.flip())) {
+        (Some(ours), Some(theirs)) => theirs as f32 - ours as f32,
+        _ => 0.0,
     }
 }
 
@@ -182,21 +196,44 @@ mod tests {
         // White (to move) a rook up, nothing hanging
         let up = vzero_rules::Position::from_fen(v, "4k3/8/8/8/8/8/8/T3K3 w - - 0 1").unwrap();
         let level = vzero_rules::Position::from_fen(v, "4k3/8/8/8/8/8/8/4K3 w - - 0 1").unwrap();
-        assert_eq!(capped_end(CapOutcome::Material, 3.0, &up), (GameEnd::Result(Some(White)), Some(White), "max-plies-material"));
-        assert_eq!(capped_end(CapOutcome::Material, 3.0, &level), (GameEnd::Result(None), None, "max-plies-material"));
+        assert_eq!(capped_end(CapOutcome::Material, 3.0, 0.0, &up), (GameEnd::Result(Some(White)), Some(White), "max-plies-material"));
+        assert_eq!(capped_end(CapOutcome::Material, 3.0, 0.0, &level), (GameEnd::Result(None), None, "max-plies-material"));
         // the same seen with Black to move: White still wins
         let up_b = vzero_rules::Position::from_fen(v, "4k3/8/8/8/8/8/8/T3K3 b - - 0 1").unwrap();
-        assert_eq!(capped_end(CapOutcome::Material, 3.0, &up_b).1, Some(White));
-        assert_eq!(capped_end(CapOutcome::Search, 3.0, &up).0, GameEnd::Truncated);
-        assert_eq!(capped_end(CapOutcome::Draw, 3.0, &up).0, GameEnd::Result(None));
+        assert_eq!(capped_end(CapOutcome::Material, 3.0, 0.0, &up_b).1, Some(White));
+        assert_eq!(capped_end(CapOutcome::Search, 3.0, 0.0, &up).0, GameEnd::Truncated);
+        assert_eq!(capped_end(CapOutcome::Draw, 3.0, 0.0, &up).0, GameEnd::Result(None));
         // the rows: a material adjudication is a win for White's rows, never a plain draw, and
         // the default keeps each row's own search
         let rows = || vec![row(White, 0, 0.1, true, 1), row(Black, 1, -0.2, true, 2)];
-        let won = finish_game(rows(), capped_end(CapOutcome::Material, 3.0, &up).0, 2, &[2]);
+        let won = finish_game(rows(), capped_end(CapOutcome::Material, 3.0, 0.0, &up).0, 2, &[2]);
         assert_eq!((won[0].wdl, won[1].wdl), ([1.0, 0.0, 0.0], [0.0, 0.0, 1.0]));
-        let kept = finish_game(rows(), capped_end(CapOutcome::Search, 3.0, &up).0, 2, &[2]);
+        let kept = finish_game(rows(), capped_end(CapOutcome::Search, 3.0, 0.0, &up).0, 2, &[2]);
         assert_eq!(kept[0].wdl, rows()[0].search_wdl);
         assert_ne!(kept[0].wdl, [0.0, 1.0, 0.0]);
+    }
+
+    #[test]
+    fn a_king_walk_toward_the_campmate_ranks_counts_at_the_cap_when_asked() {
+        let spqr = vzero_rules::Variant::builtin("spqr").unwrap();
+        // Material level; White's king on f8 is 4 ranks from rank 12, Black's on f12 is 11 from rank 1.
+        let walk = vzero_rules::Position::from_fen(spqr, "5k6/12/12/12/5K6/12/12/12/12/12/12/12 w - - 0 1").unwrap();
+        assert_eq!((walk.flag_distance(White), walk.flag_distance(Black)), (Some(4), Some(11)));
+        assert_eq!(king_advance(&walk, White), 7.0);
+        assert_eq!(king_advance(&walk, Black), -7.0);
+        // Off (the default): material alone, a draw; half a pawn a rank: 3.5 pawns, White wins,
+        // whoever is to move.
+        assert_eq!(capped_end(CapOutcome::Material, 3.0, 0.0, &walk).1, None);
+        assert_eq!(capped_end(CapOutcome::Material, 3.0, 0.5, &walk), (GameEnd::Result(Some(White)), Some(White), "max-plies-material"));
+        let walk_b = vzero_rules::Position::from_fen(spqr, "5k6/12/12/12/5K6/12/12/12/12/12/12/12 b - - 0 1").unwrap();
+        assert_eq!(capped_end(CapOutcome::Material, 3.0, 0.5, &walk_b).1, Some(White));
+        // Not enough: 7 ranks at 0.4 pawns is 2.8 < 3.
+        assert_eq!(capped_end(CapOutcome::Material, 3.0, 0.4, &walk).1, None);
+        // A variant without campmate has no such term.
+        let shogun = vzero_rules::Variant::builtin("shogun").unwrap();
+        let level = vzero_rules::Position::from_fen(shogun, "8/4k3/8/8/4K3/8/8/8[] w - - 0 1").unwrap();
+        assert_eq!(level.flag_distance(White), None);
+        assert_eq!(capped_end(CapOutcome::Material, 3.0, 10.0, &level).1, None);
     }
 
     #[test]

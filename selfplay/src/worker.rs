@@ -352,7 +352,7 @@ impl Worker {
         }
         if slot.game.moves().len() as u32 >= self.ctx.config.max_plies {
             let cfg = &self.ctx.config;
-            let (_, winner, reason) = capped_end(cfg.cap_outcome, cfg.cap_material_margin, slot.game.position());
+            let (_, winner, reason) = capped_end(cfg.cap_outcome, cfg.cap_material_margin, cfg.cap_king_advance, slot.game.position());
             return self.end_game(i, Some((winner, reason.to_string())));
         }
         self.searches[i].advance(chosen);
