@@ -634,6 +634,17 @@ impl<G: Game> Search<G> {
         }
     }
 
+    /// A move's `q` as its player sees it while choosing: shifted by `shift` (from
+    /// [`Search::contempt_shift`]) times the move's draw share.
+    #[inline]
+    fn with_contempt(&self, e: &Edge, q: f32, shift: f32) -> f32 {
+        if shift == 0.0 {
+            q
+        } else {
+            q + shift * self.edge_draw(e)
+        }
+    }
+
     /// Draw share below a move: exact when proven, else the child's mean draw probability.
     #[inline]
     fn edge_draw(&self, e: &Edge) -> f32 {
@@ -687,10 +698,7 @@ impl<G: Game> Search<G> {
             } else {
                 visited_mass += e.prior;
                 let nf = ne as f32;
-                let mut q = e.proof.map_or((e.value_sum - vl * e.in_flight as f32) / nf, Proof::value);
-                if shift != 0.0 {
-                    q += shift * self.edge_draw(e);
-                }
+                let q = self.with_contempt(e, e.proof.map_or((e.value_sum - vl * e.in_flight as f32) / nf, Proof::value), shift);
                 let score = q + c_sqrt_n * e.prior / (1.0 + nf);
                 if score > best_visited {
                     best_visited = score;
@@ -724,13 +732,11 @@ impl<G: Game> Search<G> {
         self.scratch_q.clear();
         for e in &self.tree.edges[range] {
             self.scratch_visits.push(e.visits);
-            let q = match e.proof {
-                Some(p) => p.value(),
-                None if e.visits > 0 => e.value_sum / e.visits as f32,
+            self.scratch_q.push(match e.proof {
+                Some(p) => self.with_contempt(e, p.value(), shift),
+                None if e.visits > 0 => self.with_contempt(e, e.value_sum / e.visits as f32, shift),
                 None => 0.0,
-            };
-            let visited = e.visits > 0 || e.proof.is_some();
-            self.scratch_q.push(if shift != 0.0 && visited { q + shift * self.edge_draw(e) } else { q });
+            });
         }
         gumbel::sigma_completed_q(
             &cfg,

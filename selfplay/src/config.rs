@@ -213,13 +213,11 @@ impl SelfplayConfig {
 
     /// The search settings these options describe (the full budgets).
     pub fn search_config(&self) -> SearchConfig {
-        let playout_cap = self.playout_cap_at(u64::MAX);
+        let base = SearchConfig { playout_cap: self.playout_cap_at(u64::MAX), contempt: self.contempt, ..SearchConfig::default() };
         if self.gumbel {
             SearchConfig {
                 root_mode: RootMode::Gumbel(GumbelConfig { max_considered: self.considered, ..GumbelConfig::default() }),
-                playout_cap,
-                contempt: self.contempt,
-                ..SearchConfig::default()
+                ..base
             }
         } else {
             SearchConfig {
@@ -229,9 +227,7 @@ impl SelfplayConfig {
                     final_: self.temperature_final,
                     half_life: self.temperature_half_life,
                 },
-                playout_cap,
-                contempt: self.contempt,
-                ..SearchConfig::default()
+                ..base
             }
         }
     }

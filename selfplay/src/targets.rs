@@ -47,18 +47,18 @@ pub enum CapOutcome {
 
 /// The end of a game stopped at `max_plies` in `pos` under `outcome`: how its rows are scored,
 /// the winner written in its record, and the reason (`max-plies`, `max-plies-material`,
-/// `max-plies-draw`). Under `material`, `king_advance` pawns per rank are added to the side to
+/// `max-plies-draw`). Under `material`, `advance_pawns` pawns per rank are added to the side to
 /// move's balance for each rank its royal piece is nearer its campmate ranks than the
 /// opponent's ([`king_advance`]; nothing in variants without campmate).
-pub fn capped_end(outcome: CapOutcome, margin: f32, king_advance: f32, pos: &vzero_rules::Position) -> (GameEnd, Option<Color>, &'static str) {
+pub fn capped_end(outcome: CapOutcome, margin: f32, advance_pawns: f32, pos: &vzero_rules::Position) -> (GameEnd, Option<Color>, &'static str) {
     match outcome {
         CapOutcome::Search => (GameEnd::Truncated, None, "max-plies"),
         CapOutcome::Draw => (GameEnd::Result(None), None, "max-plies-draw"),
         CapOutcome::Material => {
             let us = pos.side_to_move();
             let mut balance = vzero_mcts::Quiescence::default().balance(pos);
-            if king_advance != 0.0 {
-                balance += king_advance * self::king_advance(pos, us);
+            if advance_pawns != 0.0 {
+                balance += advance_pawns * king_advance(pos, us);
             }
             let winner = if balance >= margin {
                 Some(us)
