@@ -16,8 +16,9 @@ pub mod uci_client;
 
 pub use elo::{elo_from_score, score_from_elo, EloEstimate, MatchStats, SprtConfig, SprtDecision};
 pub use gauntlet::{run_gauntlet, GauntletConfig, GauntletSummary};
-pub use matches::{play_game, read_book, run_match, GameOutcome, MatchConfig, MatchReport, Openings, PairedGames};
+pub use matches::{play_game, run_match, GameOutcome, MatchConfig, MatchReport, Openings, PairedGames};
 pub use player::{Player, PvLine};
+pub use vzero_openings::read_book;
 pub use vzero_engine::Score;
 pub use ratings::{compute_ratings, format_table, GameRecord, Rating};
 pub use spec::{NetOptions, PlayerSpec};

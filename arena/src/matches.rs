@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
 
 use anyhow::{anyhow, bail, Context, Result};
@@ -13,7 +13,7 @@ use rand::SeedableRng;
 use vzero_rules::{Color, Game, Outcome, Position, Variant};
 
 use crate::elo::{fmt_elo, MatchStats, SprtConfig, SprtDecision};
-use vzero_rules::pgn::{read_pgn_file, PgnGame};
+use vzero_rules::pgn::PgnGame;
 use crate::player::Player;
 use crate::spec::PlayerSpec;
 
@@ -23,7 +23,7 @@ pub enum Openings {
     /// `plies` uniformly random legal moves from the start position, one opening per pair,
     /// seeded by the match seed and the pair number (openings that end the game are redrawn).
     Random { plies: u32 },
-    /// A list of openings used in order, cycling (see [`read_book`]).
+    /// A list of openings used in order, cycling (see [`vzero_openings::read_book`]).
     Book(Vec<Game>),
 }
 
@@ -164,52 +164,6 @@ impl MatchReport {
         }
         out
     }
-}
-
-/// Reads a book: one opening per line, blank lines and `#` comments skipped. A line is a FEN
-/// or an EPD line (it contains `/`; EPD operations are ignored, so Fairy-Stockfish's
-/// `books/<variant>.epd` and `vzero book export --format epd` files are books), optionally
-/// followed by `moves m1 m2 …`, or UCI moves from the start position. A `.pgn` file is read as
-/// PGN instead (each game's FEN tag and moves).
-pub fn read_book(path: &Path, variant: Variant) -> Result<Vec<Game>> {
-    let mut out = Vec::new();
-    if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("pgn")) {
-        for (i, g) in read_pgn_file(path)?.iter().enumerate() {
-            out.push(g.replay(variant).with_context(|| format!("{}: game {}", path.display(), i + 1))?);
-        }
-    } else {
-        let text = std::fs::read_to_string(path).with_context(|| format!("reading book {}", path.display()))?;
-        for (i, line) in text.lines().enumerate() {
-            let line = line.trim();
-            if line.is_empty() || line.starts_with('#') {
-                continue;
-            }
-            let at = || format!("{}:{}", path.display(), i + 1);
-            let (fen, moves) = if line.contains('/') {
-                match line.split_once(" moves ") {
-                    Some((f, m)) => (Some(f.trim()), m),
-                    None => (Some(line), ""),
-                }
-            } else {
-                (None, line.strip_prefix("moves ").unwrap_or(line))
-            };
-            let mut g = match fen {
-                Some(f) => vzero_openings::parse_epd(variant, f).map(|(g, _)| g).with_context(at)?,
-                None => Game::startpos(variant),
-            };
-            for m in moves.split_whitespace() {
-                g.play_uci(m).with_context(at)?;
-            }
-            if g.result().is_over() {
-                bail!("{}: the opening ends the game", at());
-            }
-            out.push(g);
-        }
-    }
-    if out.is_empty() {
-        bail!("book {} has no openings", path.display());
-    }
-    Ok(out)
 }
 
 /// The opening of pair `pair`.

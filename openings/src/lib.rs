@@ -10,17 +10,20 @@
 //!   limit and weighted random choice.
 //! * [`tree_svg`]: the top lines as stacked W/D/L bars.
 //! * [`epd`]: books as EPD lines for Fairy-Stockfish's match tools, and the EPD reader.
+//! * [`read_book`]: opening lists (FEN, EPD, UCI moves or PGN) for matches and self-play starts.
 //!
 //! See `openings/README.md`.
 
 pub mod book;
 pub mod epd;
+pub mod opening_list;
 pub mod san;
 pub mod source;
 pub mod svg;
 pub mod tree;
 
 pub use epd::{book_to_epd, parse_epd, EpdOp};
+pub use opening_list::read_book;
 pub use book::{move_weight, Book, BookBuilder, BookMove, BookPosition, BOOK_VERSION};
 pub use san::san;
 pub use source::{for_each_game, parse_generation, replay, Input, PgnReader, RawGame, ReplayedGame, Skipped};

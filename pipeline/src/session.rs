@@ -152,6 +152,8 @@ impl Session {
             t.selfplay_workers = None; // --workers counts with or without a teacher
         }
         cfg.validate()?;
+        // an unreadable start book stops the command here, not in a worker thread later
+        cfg.selfplay.start_lines(variant)?;
         Ok(Session { run, cfg, variant })
     }
 

@@ -265,3 +265,56 @@ fn a_product_prior_stays_in_every_checkpoint_and_no_switch_releases_it() {
     let csv = std::fs::read_to_string(run.join("arena/switch.csv")).unwrap();
     assert!(csv.lines().count() > 1 && csv.lines().skip(1).all(|l| l.split(',').nth(2) == Some("value")), "{csv}");
 }
+
+/// Starts from an opening list (`start_book`, e.g. games `alphabeta:2` played): with
+/// `start_book_prob = 1` every game starts at a ply of one of the book's lines (a FEN line at its
+/// own position), the replayed moves in the record but no rows; a book that cannot be read
+/// stops the session before anything runs, naming the file and line.
+#[test]
+fn games_start_inside_the_lines_of_a_start_book_and_make_rows_only_after_it() {
+    use rand::{seq::SliceRandom, SeedableRng};
+    let dir = tempfile::tempdir().unwrap();
+    let variant = vzero_rules::Variant::builtin("empire").unwrap();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+    let mut lines = Vec::new();
+    for _ in 0..3 {
+        let mut g = vzero_rules::Game::startpos(variant);
+        assert!(g.play_opening(30, |m| *m.choose(&mut rng).unwrap()));
+        lines.push(g.uci_moves());
+    }
+    let mut fen_game = vzero_rules::Game::startpos(variant);
+    fen_game.play_opening(6, |m| *m.choose(&mut rng).unwrap());
+    let fen = fen_game.position().fen();
+    let book = dir.path().join("starts.txt");
+    let text: Vec<String> = lines.iter().map(|l| l.join(" ")).chain([format!("# a position\n{fen}")]).collect();
+    std::fs::write(&book, text.join("\n")).unwrap();
+    let start = format!("max_plies = 60\nstart_book = {:?}\nstart_book_prob = 1.0\n", book.display().to_string());
+    let cfg = tiny_file(dir.path(), "max_plies = 60\n", &start);
+    let run = dir.path().join("run");
+    let session = Session::open(&run, &ConfigChoice { file: Some(cfg.clone()), ..Default::default() }).unwrap();
+    session.train(&Limits { games: Some(12), minutes: Some(4.0), ..Default::default() }, &mut |_| {}).unwrap();
+    let (rows, records) = rows_and_games(&run);
+    assert!(records.len() >= 12, "{}", records.len());
+    let startpos = vzero_rules::Game::startpos(variant).position().fen();
+    let (mut searched, mut inside, mut at_fen) = (0usize, 0, 0);
+    for g in &records {
+        let replayed = unsearched_plies(g);
+        assert!(replayed < g.moves.len(), "a game from the book searches at least one move");
+        searched += g.moves.len() - replayed;
+        if g.start_fen == fen {
+            assert_eq!(replayed, 0, "the FEN line has no moves to replay");
+            at_fen += 1;
+        } else {
+            assert_eq!(g.start_fen, startpos);
+            assert!(lines.iter().any(|l| l[..replayed] == g.moves[..replayed]), "replayed moves from no line: {:?}", &g.moves[..replayed]);
+            inside += usize::from(replayed > 0);
+        }
+    }
+    assert!(at_fen > 0 && inside > 0, "{at_fen} games from the FEN line, {inside} inside the move lines");
+    assert_eq!(rows, searched);
+
+    // a broken line stops the session, naming the book and the line
+    std::fs::write(&book, format!("{}\n{} z9z9\n", lines[0].join(" "), lines[1].join(" "))).unwrap();
+    let e = format!("{:#}", Session::open(&dir.path().join("run2"), &ConfigChoice { file: Some(cfg), ..Default::default() }).err().unwrap());
+    assert!(e.contains("start_book") && e.contains("starts.txt:2"), "{e}");
+}

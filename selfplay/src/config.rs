@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::targets::CapOutcome;
+use vzero_rules::{Game, Variant};
 use vzero_mcts::{
     DirichletNoise, GumbelConfig, PlayoutCap, ResignConfig, RootMode, SearchConfig, TemperatureSchedule,
 };
@@ -71,6 +72,14 @@ pub struct SelfplayConfig {
     /// `max_plies` cap still counts from the start, so a branched game reaches its result in
     /// fewer searched plies: more results per hour, from middlegames and endings (0: off).
     pub branch_prob: f32,
+    /// An opening list (read by [`vzero_openings::read_book`]: FEN, EPD or UCI-move lines, or a
+    /// PGN file, e.g. games `alphabeta:2` played against itself) whose lines games may start
+    /// inside: with probability `start_book_prob` a game (not branched) starts at a uniformly
+    /// random ply of a uniformly random line, its replayed moves no training rows. A path
+    /// relative to the working directory; `None`: off.
+    pub start_book: Option<String>,
+    /// Share of new games that start inside a `start_book` line.
+    pub start_book_prob: f32,
     /// Contempt in self-play searches: while choosing moves a draw counts `-contempt` for the
     /// side to move and `+contempt` for its opponent (`SearchConfig::contempt`), so both sides
     /// steer away from draws on their own moves; the values and targets written stay unbiased
@@ -148,6 +157,8 @@ impl Default for SelfplayConfig {
             cap_king_advance: 0.0,
             opening_random_plies: 0,
             branch_prob: 0.0,
+            start_book: None,
+            start_book_prob: 0.5,
             contempt: 0.0,
             rows_per_chunk: 2000,
             poll_seconds: 2.0,
@@ -183,6 +194,8 @@ impl SelfplayConfig {
         check((0.0..=10.0).contains(&self.cap_king_advance), "cap_king_advance", "in [0, 10] pawns per rank")?;
         check(self.opening_random_plies < self.max_plies.min(1000), "opening_random_plies", "below max_plies (and 1000)")?;
         check((0.0..=1.0).contains(&self.branch_prob), "branch_prob", "in [0, 1]")?;
+        check((0.0..=1.0).contains(&self.start_book_prob), "start_book_prob", "in [0, 1]")?;
+        check(self.start_book.as_ref().is_none_or(|p| !p.trim().is_empty()), "start_book", "a path")?;
         check((-1.0..=1.0).contains(&self.contempt), "contempt", "in [-1, 1]")?;
         check(self.rows_per_chunk >= 1, "rows_per_chunk", "at least 1")?;
         check(self.poll_seconds > 0.0, "poll_seconds", "positive")?;
@@ -192,6 +205,16 @@ impl SelfplayConfig {
         check(self.evaluator_max_batch >= 1, "evaluator_max_batch", "at least 1")?;
         vzero_model::validate_horizons(&self.short_term_horizons, false).map_err(|e| format!("selfplay.short_term_horizons {e}"))?;
         Ok(())
+    }
+
+    /// The lines of `start_book` (empty when there is none), each a [`Game`] with its start
+    /// position and moves; an unreadable or empty book is an error naming the file and line.
+    pub fn start_lines(&self, variant: Variant) -> anyhow::Result<Vec<Game>> {
+        match &self.start_book {
+            None => Ok(Vec::new()),
+            Some(path) => vzero_openings::read_book(std::path::Path::new(path), variant)
+                .map_err(|e| anyhow::anyhow!("selfplay.start_book: {e:#}")),
+        }
     }
 
     /// The playout cap for a network trained for `step` learner steps (progressive simulations).
@@ -307,6 +330,32 @@ mod tests {
         for bad in [-0.1, 1.5, f32::NAN] {
             assert!(SelfplayConfig { branch_prob: bad, ..c.clone() }.validate().unwrap_err().contains("branch_prob"), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_start_book_is_read_validated_and_its_lines_loaded() {
+        let variant = Variant::builtin("empire").unwrap();
+        assert_eq!((SelfplayConfig::default().start_book, SelfplayConfig::default().start_lines(variant).unwrap().len()), (None, 0));
+        let dir = std::env::temp_dir().join(format!("vzero-start-book-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let book = dir.join("book.txt");
+        let mut g = Game::startpos(variant);
+        g.play_opening(4, |m| m[0]);
+        std::fs::write(&book, format!("# two lines\n{}\n\n{}\n", g.uci_moves().join(" "), g.position().fen())).unwrap();
+        let c: SelfplayConfig = toml::from_str(&format!("start_book = {:?}\nstart_book_prob = 0.25", book.display().to_string())).unwrap();
+        c.validate().unwrap();
+        let lines = c.start_lines(variant).unwrap();
+        assert_eq!(lines.len(), 2);
+        assert_eq!((lines[0].moves(), lines[0].start().fen()), (g.moves(), g.start().fen()), "a move line keeps its start and moves");
+        assert_eq!((lines[1].moves().len(), lines[1].position().fen()), (0, g.position().fen()), "a FEN line is its position");
+        for bad in [-0.1, 1.5, f32::NAN] {
+            assert!(SelfplayConfig { start_book_prob: bad, ..c.clone() }.validate().unwrap_err().contains("start_book_prob"), "{bad}");
+        }
+        assert!(SelfplayConfig { start_book: Some(" ".into()), ..c.clone() }.validate().unwrap_err().contains("start_book"));
+        let missing = SelfplayConfig { start_book: Some(dir.join("nope.pgn").display().to_string()), ..c.clone() };
+        let e = format!("{:#}", missing.start_lines(variant).unwrap_err());
+        assert!(e.contains("selfplay.start_book") && e.contains("nope.pgn"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -180,29 +180,41 @@ struct Worker {
     /// The moves (from the start position) of this worker's last finished games, the starts
     /// of branched games (`branch_prob`).
     recent: std::collections::VecDeque<Vec<Move>>,
+    /// The lines of `start_book` that games may start inside.
+    starts: Vec<Game>,
 }
 
 impl Worker {
     fn new_slot(&mut self) -> (Slot, Search<VariantGame>) {
-        let mut game = Game::startpos(self.ctx.variant);
         let cfg = &self.ctx.config;
         let branch = if !self.recent.is_empty() && self.rng.gen::<f32>() < cfg.branch_prob {
-            self.recent.get(self.rng.gen_range(0..self.recent.len()))
+            self.recent.get(self.rng.gen_range(0..self.recent.len())).map(|moves| (Game::startpos(self.ctx.variant), moves.as_slice()))
+        } else if !self.starts.is_empty() && self.rng.gen::<f32>() < cfg.start_book_prob {
+            let line = &self.starts[self.rng.gen_range(0..self.starts.len())];
+            Some((Game::new(*line.start()), line.moves()))
         } else {
             None
         };
-        if let Some(earlier) = branch {
-            // A uniformly random position of the earlier game at which a move was searched
-            // (so the game is not over there) and below the cap.
-            let plies = self.rng.gen_range(0..earlier.len().min(cfg.max_plies as usize - 1).max(1));
-            for &m in &earlier[..plies] {
-                game.play(m);
+        let game = match branch {
+            Some((mut game, line)) => {
+                // A uniformly random position of the line at which a move was played (so the
+                // game is not over there; the line's own start when it has no moves) and below
+                // the cap.
+                let room = (cfg.max_plies as usize - 1).saturating_sub(game.moves().len());
+                let plies = self.rng.gen_range(0..line.len().min(room).max(1));
+                for &m in &line[..plies] {
+                    game.play(m);
+                }
+                game
             }
-        } else {
-            let plies = self.rng.gen_range(0..=cfg.opening_random_plies);
-            let rng = &mut self.rng;
-            game.play_opening(plies, |moves| *moves.choose(rng).expect("play_opening never passes an empty list"));
-        }
+            None => {
+                let mut game = Game::startpos(self.ctx.variant);
+                let plies = self.rng.gen_range(0..=cfg.opening_random_plies);
+                let rng = &mut self.rng;
+                game.play_opening(plies, |moves| *moves.choose(rng).expect("play_opening never passes an empty list"));
+                game
+            }
+        };
         // The opening's (or the branch's replayed) moves have no search here: their prior and
         // value are unknown (NaN), which keeps the record's per-ply vectors aligned with its moves.
         let opening = game.moves().len();
@@ -465,6 +477,7 @@ impl Worker {
 pub fn run_worker(ctx: WorkerContext) -> Result<()> {
     vzero_model::set_threads(1);
     ctx.config.validate().map_err(anyhow::Error::msg)?;
+    let starts = ctx.config.start_lines(ctx.variant)?;
     let Some(net_path) = wait_for_network(&ctx)? else { return Ok(()) };
     let (net, meta) = load_net(&ctx, &net_path)?;
     *ctx.stats.network.lock().unwrap_or_else(|e| e.into_inner()) = net.name().to_string();
@@ -480,6 +493,7 @@ pub fn run_worker(ctx: WorkerContext) -> Result<()> {
         games: Vec::new(),
         last_poll: Instant::now(),
         recent: std::collections::VecDeque::with_capacity(BRANCH_MEMORY),
+        starts,
     };
     for i in 0..w.ctx.config.games_per_worker {
         let (slot, search) = w.new_slot();
