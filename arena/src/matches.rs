@@ -267,7 +267,7 @@ pub fn pgn_record(event: &str, round: u32, white: &str, black: &str, game: &Game
 
 /// Writes a game to a PGN stream with correct move numbers.
 pub fn write_pgn(out: &mut impl Write, p: &PgnGame, start: &Position) -> std::io::Result<()> {
-    out.write_all(p.to_pgn(start.fullmove_number(), start.side_to_move() == Color::Black).as_bytes())
+    out.write_all(p.to_pgn_from(start).as_bytes())
 }
 
 /// The queue of game indices the match threads take from: handed out in order, kept topped up

@@ -90,8 +90,42 @@ impl PgnGame {
 
     /// The game as PGN text (tags, a blank line, movetext wrapped at 80 columns, a blank line).
     /// `first_ply_black` numbers the moves from a position with Black to move; `fullmove` is the
-    /// number of the first move.
+    /// number of the first move. Sides are taken to alternate; [`PgnGame::to_pgn_from`] numbers
+    /// double moves (a Dictator's) right.
     pub fn to_pgn(&self, fullmove: u32, first_ply_black: bool) -> String {
+        let mut num = fullmove.max(1);
+        let mut black = first_ply_black;
+        let plies = self.moves.iter().map(|_| {
+            let ply = (num, if black { crate::Color::Black } else { crate::Color::White });
+            num += u32::from(black);
+            black = !black;
+            ply
+        });
+        self.write(plies.collect())
+    }
+
+    /// The game as PGN text, its moves numbered by replaying them from `start`: each ply gets
+    /// the fullmove number and side to move of the position it is played in, so a side that
+    /// moves twice (a Dictator's double move) keeps its number. From a move that does not
+    /// replay on, sides are taken to alternate.
+    pub fn to_pgn_from(&self, start: &crate::Position) -> String {
+        let mut pos = *start;
+        let mut replays = true;
+        let mut plies: Vec<(u32, crate::Color)> = Vec::with_capacity(self.moves.len());
+        for m in &self.moves {
+            let ply = match plies.last() {
+                Some(&(n, c)) if !replays => (n + u32::from(c == crate::Color::Black), c.flip()),
+                _ => (pos.fullmove_number().max(1), pos.side_to_move()),
+            };
+            plies.push(ply);
+            replays = replays && pos.play_uci(m).is_ok();
+        }
+        self.write(plies)
+    }
+
+    /// Tags and movetext, with a move number before each turn: `n.` when White starts one,
+    /// `n...` when the game starts with Black; a side's second move in a row gets none.
+    fn write(&self, plies: Vec<(u32, crate::Color)>) -> String {
         let mut s = String::new();
         for (k, v) in &self.tags {
             let v = escape_tag_value(v);
@@ -99,19 +133,15 @@ impl PgnGame {
         }
         s.push('\n');
         let mut tokens = Vec::new();
-        let mut num = fullmove.max(1);
-        let mut black = first_ply_black;
-        for (i, m) in self.moves.iter().enumerate() {
-            if !black {
-                tokens.push(format!("{num}."));
-            } else if i == 0 {
-                tokens.push(format!("{num}..."));
+        let mut last = None;
+        for (m, &(num, side)) in self.moves.iter().zip(&plies) {
+            match (last, side) {
+                (None, crate::Color::Black) => tokens.push(format!("{num}...")),
+                (Some(crate::Color::White), crate::Color::White) | (_, crate::Color::Black) => {}
+                (_, crate::Color::White) => tokens.push(format!("{num}.")),
             }
             tokens.push(m.clone());
-            if black {
-                num += 1;
-            }
-            black = !black;
+            last = Some(side);
         }
         tokens.push(self.result.clone());
         push_movetext(&mut s, tokens);
@@ -485,6 +515,54 @@ mod tests {
         g.moves = (0..i % 60).map(|k| ["e2e4", "e7e5", "a7a8q", "P@e4", "c8h3+", "0000"][k % 6].to_string()).collect();
         g.result = result.to_string();
         g
+    }
+
+    /// A spqr game with Dictator double moves: written from its start, each turn carries the
+    /// fullmove number of its position and a side's second move in a row none, and the game
+    /// reads back move for move.
+    #[test]
+    fn double_moves_keep_their_turn_number() {
+        use rand::{seq::SliceRandom, SeedableRng};
+        let variant = crate::Variant::builtin("spqr").unwrap();
+        let mut rng = rand::rngs::StdRng::seed_from_u64(3);
+        let (game, turns) = (0..200)
+            .find_map(|_| {
+                // two bare Dictator kings: nearly every turn is a double move (or a pass)
+                let mut g = crate::Game::from_fen(variant, "5k6/12/12/12/12/12/12/12/12/12/12/6K5 w - - 0 7 Kk").unwrap();
+                let mut doubles = 0;
+                while g.moves().len() < 400 && !g.result().is_over() {
+                    let before = g.position().side_to_move();
+                    let moves = g.position().legal_moves();
+                    g.play(*moves.choose(&mut rng).unwrap());
+                    doubles += usize::from(!g.result().is_over() && g.position().side_to_move() == before);
+                }
+                (doubles >= 3).then_some((g, doubles))
+            })
+            .expect("random spqr games with double moves");
+        let mut p = PgnGame::default();
+        p.set_tag("Variant", "spqr");
+        p.set_tag("FEN", game.start().fen());
+        p.moves = game.uci_moves();
+        p.result = "*".into();
+        let text = p.to_pgn_from(game.start());
+        let read = parse_pgn(&text, "t.pgn").unwrap();
+        assert_eq!(read[0].moves, p.moves);
+        // the numbers written are the White turns' fullmove numbers, in order
+        let mut want = Vec::new();
+        let mut pos = *game.start();
+        let mut last = None;
+        for &m in game.moves() {
+            let side = pos.side_to_move();
+            if side == crate::Color::White && last != Some(side) {
+                want.push(format!("{}.", pos.fullmove_number()));
+            }
+            last = Some(side);
+            pos.play(m);
+        }
+        let got: Vec<&str> = text.split_whitespace().filter(|t| t.ends_with('.') && t.starts_with(|c: char| c.is_ascii_digit())).collect();
+        assert_eq!(got, want, "{turns} double moves");
+        // numbered as if sides alternated, the same game drifts by a move per double move
+        assert_ne!(p.to_pgn(7, false), text);
     }
 
     #[test]

@@ -348,7 +348,7 @@ fn pgn_text(e: &Entry) -> String {
         pos.play(m);
     }
     p.result = result.map_or("*", |r| r.0).to_string();
-    p.to_pgn(start.fullmove_number(), start.side_to_move() == Color::Black)
+    p.to_pgn_from(start)
 }
 
 /// `GET /api/games/{id}/pgn`.
