@@ -1024,8 +1024,9 @@ class BrowserTest:
         fen = (self.css("#an-fen").get_attribute("value") or "").strip()
         self.c.ok("analyse: #an-fen holds the game's FEN", fen == st["fen"], f"{fen!r} vs {st['fen']!r}")
         from selenium.webdriver.support.ui import Select
+        # values read in one script: the page may rebuild the options while they are read
+        values = self.js("return [...document.querySelectorAll('select#an-model option')].map(o => o.value)")
         ms = Select(self.css("select#an-model"))
-        values = [o.get_attribute("value") for o in ms.options]
         used = "knowledge evaluator"
         if self.model_spec and "0" in values:
             ms.select_by_value("0")
@@ -1033,15 +1034,20 @@ class BrowserTest:
         self.css("button#an-start").click()
 
         def sims():
-            m = re.search(r"\d[\d,]*", self.css("#an-sims").text)
+            m = re.search(r"\d[\d,]*", self.js("const e = document.querySelector('#an-sims'); return e ? e.innerText : ''"))
             return int(m.group(0).replace(",", "")) if m else 0
 
+        def an_lines():
+            # read in one script: the running analysis redraws the lines, so elements found
+            # first and read later may already be gone (a stale element)
+            return self.js("return [...document.querySelectorAll('ol#an-lines li')].map(li => li.innerText)")
+
         try:
-            self.wait(lambda d: len(self.csss("ol#an-lines li")) >= 1 and sims() > 0, 40, "")
+            self.wait(lambda d: len(an_lines()) >= 1 and sims() > 0, 40, "")
             ok = True
         except Exception:  # noqa: BLE001
             ok = False
-        lines = [li.text for li in self.csss("ol#an-lines li")]
+        lines = an_lines()
         self.c.ok(f"analyse: {used}: ol#an-lines and #an-sims fill ({sims()} sims, {len(lines)} lines)", ok,
                   f"#an-sims {self.css('#an-sims').text!r}, lines {lines[:3]}, #an-wdl {self.css('#an-wdl').text!r}")
         legal_sans = {m["san"] for m in st["legal"]}
