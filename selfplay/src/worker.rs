@@ -187,7 +187,8 @@ struct Worker {
 impl Worker {
     fn new_slot(&mut self) -> (Slot, Search<VariantGame>) {
         let cfg = &self.ctx.config;
-        let branch = if !self.recent.is_empty() && self.rng.gen::<f32>() < cfg.branch_prob {
+        // a line to start inside: an earlier game of this worker (branching) or a book line
+        let inside = if !self.recent.is_empty() && self.rng.gen::<f32>() < cfg.branch_prob {
             self.recent.get(self.rng.gen_range(0..self.recent.len())).map(|moves| (Game::startpos(self.ctx.variant), moves.as_slice()))
         } else if !self.starts.is_empty() && self.rng.gen::<f32>() < cfg.start_book_prob {
             let line = &self.starts[self.rng.gen_range(0..self.starts.len())];
@@ -195,13 +196,12 @@ impl Worker {
         } else {
             None
         };
-        let game = match branch {
+        let game = match inside {
             Some((mut game, line)) => {
                 // A uniformly random position of the line at which a move was played (so the
                 // game is not over there; the line's own start when it has no moves) and below
                 // the cap.
-                let room = (cfg.max_plies as usize - 1).saturating_sub(game.moves().len());
-                let plies = self.rng.gen_range(0..line.len().min(room).max(1));
+                let plies = self.rng.gen_range(0..line.len().min(cfg.max_plies as usize - 1).max(1));
                 for &m in &line[..plies] {
                     game.play(m);
                 }
@@ -215,7 +215,7 @@ impl Worker {
                 game
             }
         };
-        // The opening's (or the branch's replayed) moves have no search here: their prior and
+        // The opening's (or the line's replayed) moves have no search here: their prior and
         // value are unknown (NaN), which keeps the record's per-ply vectors aligned with its moves.
         let opening = game.moves().len();
         let search = Search::new(VariantGame::from_game(&game), self.search_config.clone(), self.rng.gen());
