@@ -23,7 +23,7 @@ pub mod svg;
 pub mod tree;
 
 pub use epd::{book_to_epd, parse_epd, EpdOp};
-pub use opening_list::read_book;
+pub use opening_list::{read_book, read_lines, OpeningLine};
 pub use book::{move_weight, Book, BookBuilder, BookMove, BookPosition, BOOK_VERSION};
 pub use san::san;
 pub use source::{for_each_game, parse_generation, replay, Input, PgnReader, RawGame, ReplayedGame, Skipped};

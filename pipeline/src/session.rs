@@ -97,6 +97,8 @@ pub struct Session {
     run: RunDir,
     cfg: RunConfig,
     variant: Variant,
+    /// The lines of `selfplay.start_book`, read once and shared by every self-play worker.
+    starts: Arc<Vec<vzero_openings::OpeningLine>>,
 }
 
 impl Session {
@@ -153,8 +155,8 @@ impl Session {
         }
         cfg.validate()?;
         // an unreadable start book stops the command here, not in a worker thread later
-        cfg.selfplay.start_lines(variant)?;
-        Ok(Session { run, cfg, variant })
+        let starts = Arc::new(cfg.selfplay.start_lines(variant)?);
+        Ok(Session { run, cfg, variant, starts })
     }
 
     /// Stores the effective config as the run's `config.toml` (atomically; published on
@@ -212,6 +214,7 @@ impl Session {
                     name: format!("{process}w{i}"),
                     seed: rand_seed(i),
                     evaluator: evaluator.clone(),
+                    starts: self.starts.clone(),
                 };
                 let finished = Finished(finished.clone());
                 std::thread::Builder::new()

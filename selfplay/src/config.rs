@@ -3,7 +3,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::targets::CapOutcome;
-use vzero_rules::{Game, Variant};
+use vzero_openings::OpeningLine;
+use vzero_rules::Variant;
 use vzero_mcts::{
     DirichletNoise, GumbelConfig, PlayoutCap, ResignConfig, RootMode, SearchConfig, TemperatureSchedule,
 };
@@ -72,7 +73,7 @@ pub struct SelfplayConfig {
     /// `max_plies` cap still counts from the start, so a branched game reaches its result in
     /// fewer searched plies: more results per hour, from middlegames and endings (0: off).
     pub branch_prob: f32,
-    /// An opening list (read by [`vzero_openings::read_book`]: FEN, EPD or UCI-move lines, or a
+    /// An opening list (read by [`vzero_openings::read_lines`]: FEN, EPD or UCI-move lines, or a
     /// PGN file, e.g. games `alphabeta:2` played against itself) whose lines games may start
     /// inside: with probability `start_book_prob` a game (not branched) starts at a uniformly
     /// random ply of a uniformly random line, its replayed moves no training rows. A path
@@ -207,12 +208,12 @@ impl SelfplayConfig {
         Ok(())
     }
 
-    /// The lines of `start_book` (empty when there is none), each a [`Game`] with its start
-    /// position and moves; an unreadable or empty book is an error naming the file and line.
-    pub fn start_lines(&self, variant: Variant) -> anyhow::Result<Vec<Game>> {
+    /// The lines of `start_book` (empty when there is none); an unreadable or empty book is an
+    /// error naming the file and line.
+    pub fn start_lines(&self, variant: Variant) -> anyhow::Result<Vec<OpeningLine>> {
         match &self.start_book {
             None => Ok(Vec::new()),
-            Some(path) => vzero_openings::read_book(std::path::Path::new(path), variant)
+            Some(path) => vzero_openings::read_lines(std::path::Path::new(path), variant)
                 .map_err(|e| anyhow::anyhow!("selfplay.start_book: {e:#}")),
         }
     }
@@ -339,15 +340,15 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("vzero-start-book-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let book = dir.join("book.txt");
-        let mut g = Game::startpos(variant);
+        let mut g = vzero_rules::Game::startpos(variant);
         g.play_opening(4, |m| m[0]);
         std::fs::write(&book, format!("# two lines\n{}\n\n{}\n", g.uci_moves().join(" "), g.position().fen())).unwrap();
         let c: SelfplayConfig = toml::from_str(&format!("start_book = {:?}\nstart_book_prob = 0.25", book.display().to_string())).unwrap();
         c.validate().unwrap();
         let lines = c.start_lines(variant).unwrap();
         assert_eq!(lines.len(), 2);
-        assert_eq!((lines[0].moves(), lines[0].start().fen()), (g.moves(), g.start().fen()), "a move line keeps its start and moves");
-        assert_eq!((lines[1].moves().len(), lines[1].position().fen()), (0, g.position().fen()), "a FEN line is its position");
+        assert_eq!((lines[0].moves.as_slice(), lines[0].start.fen()), (g.moves(), g.start().fen()), "a move line keeps its start and moves");
+        assert_eq!((lines[1].moves.len(), lines[1].start.fen()), (0, g.position().fen()), "a FEN line is its position");
         for bad in [-0.1, 1.5, f32::NAN] {
             assert!(SelfplayConfig { start_book_prob: bad, ..c.clone() }.validate().unwrap_err().contains("start_book_prob"), "{bad}");
         }

@@ -17,6 +17,7 @@ use vzero_data::{ChunkMeta, GameRecord, RunDir, Row};
 use vzero_encoding::ENCODING_VERSION;
 use vzero_mcts::{gather_batch, material_target, FalseResignStats, Leaf, LeafValue, ResignTracker, Search, SearchConfig, VariantGame};
 use vzero_model::{leaf_value, CheckpointMeta, Device, EvalServer, NetEvaluator};
+use vzero_openings::OpeningLine;
 use vzero_rules::{Color, Game, Move, Outcome, Variant};
 
 use crate::config::{SelfplayConfig, BRANCH_MEMORY};
@@ -122,6 +123,9 @@ pub struct WorkerContext {
     /// The process's evaluation server, batching the leaves of all its workers; `None`: the
     /// worker runs its own network in its own thread.
     pub evaluator: Option<Arc<EvalServer>>,
+    /// The lines of `config.start_book` ([`SelfplayConfig::start_lines`]), read once per
+    /// process and shared by its workers (empty: no book).
+    pub starts: Arc<Vec<OpeningLine>>,
 }
 
 /// Loads the network at `path` for a worker: through the process's evaluation server when
@@ -181,7 +185,7 @@ struct Worker {
     /// of branched games (`branch_prob`).
     recent: std::collections::VecDeque<Vec<Move>>,
     /// The lines of `start_book` that games may start inside.
-    starts: Vec<Game>,
+    starts: Arc<Vec<OpeningLine>>,
 }
 
 impl Worker {
@@ -192,7 +196,7 @@ impl Worker {
             self.recent.get(self.rng.gen_range(0..self.recent.len())).map(|moves| (Game::startpos(self.ctx.variant), moves.as_slice()))
         } else if !self.starts.is_empty() && self.rng.gen::<f32>() < cfg.start_book_prob {
             let line = &self.starts[self.rng.gen_range(0..self.starts.len())];
-            Some((Game::new(*line.start()), line.moves()))
+            Some((Game::new(line.start), line.moves.as_slice()))
         } else {
             None
         };
@@ -477,14 +481,12 @@ impl Worker {
 pub fn run_worker(ctx: WorkerContext) -> Result<()> {
     vzero_model::set_threads(1);
     ctx.config.validate().map_err(anyhow::Error::msg)?;
-    let starts = ctx.config.start_lines(ctx.variant)?;
     let Some(net_path) = wait_for_network(&ctx)? else { return Ok(()) };
     let (net, meta) = load_net(&ctx, &net_path)?;
     *ctx.stats.network.lock().unwrap_or_else(|e| e.into_inner()) = net.name().to_string();
     let mut w = Worker {
         search_config: ctx.config.search_config_at(meta.step),
         rng: StdRng::seed_from_u64(ctx.seed),
-        ctx,
         net,
         net_path,
         slots: Vec::new(),
@@ -493,7 +495,8 @@ pub fn run_worker(ctx: WorkerContext) -> Result<()> {
         games: Vec::new(),
         last_poll: Instant::now(),
         recent: std::collections::VecDeque::with_capacity(BRANCH_MEMORY),
-        starts,
+        starts: ctx.starts.clone(),
+        ctx,
     };
     for i in 0..w.ctx.config.games_per_worker {
         let (slot, search) = w.new_slot();

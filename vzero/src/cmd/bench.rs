@@ -282,6 +282,7 @@ fn selfplay_run(cfg: &vzero_pipeline::RunConfig, variant: Variant, device: vzero
     if let Some(server) = &evaluator {
         let _ = stats.evaluator.set(server.clone());
     }
+    let starts = Arc::new(sp.start_lines(variant)?);
     let handles: Vec<_> = (0..workers)
         .map(|i| {
             let ctx = vzero_selfplay::WorkerContext {
@@ -295,6 +296,7 @@ fn selfplay_run(cfg: &vzero_pipeline::RunConfig, variant: Variant, device: vzero
                 name: format!("bench{seed}w{i}"),
                 seed: seed * 1000 + i as u64,
                 evaluator: evaluator.clone(),
+                starts: starts.clone(),
             };
             std::thread::spawn(move || vzero_selfplay::run_worker(ctx))
         })
@@ -419,12 +421,14 @@ fn single_worker(b: &SelfplayBench, cfg: &vzero_pipeline::RunConfig, variant: Va
         sp.workers = 1;
         sp.evaluator = EvaluatorMode::PerWorker;
         sp.rows_per_chunk = usize::MAX / 2;
+        let starts = Arc::new(sp.start_lines(variant)?);
         let ctx = vzero_selfplay::WorkerContext {
             run: run.clone(),
             variant,
             config: sp,
             device,
             evaluator: None,
+            starts,
             stop: stop.clone(),
             stats: stats.clone(),
             max_games: None,
