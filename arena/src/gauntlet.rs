@@ -200,11 +200,7 @@ fn stem_of(path: &Path) -> String {
 
 /// Reads `elo.csv` (missing file = no rows).
 pub fn read_elo_csv(path: &Path) -> Result<Vec<EloRow>> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
-    };
+    let Some(text) = vzero_base::read_if_exists(path)? else { return Ok(Vec::new()) };
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate().skip(1) {
         if line.trim().is_empty() {
@@ -323,7 +319,7 @@ pub fn run_gauntlet(run: &RunDir, variant: Variant, checkpoint: &Path, cfg: &Gau
     run.publish(&elo_path)?;
     std::fs::create_dir_all(run.plots_dir()).with_context(|| format!("creating {}", run.plots_dir().display()))?;
     let svg = run.plots_dir().join("elo.svg");
-    write_atomic(&svg, elo_svg(&rows, &anchor).as_bytes())?;
+    write_atomic(&svg, elo_svg(&rows, &format!("gauntlet Elo ({anchor} = 0, 95% interval)")).as_bytes())?;
     run.publish(&svg)?;
 
     let row = rows.iter().find(|r| r.checkpoint == stem).cloned().expect("row just added");
@@ -341,8 +337,9 @@ fn nice_step(span: f64, target: usize) -> f64 {
     10.0 * mag
 }
 
-/// Elo (line and points) with the 95% interval (shaded band) against training minutes.
-pub fn elo_svg(rows: &[EloRow], anchor: &str) -> String {
+/// Elo (line and points) with the 95% interval (shaded band) against training minutes, under
+/// `title`. An infinite bound (a clean sweep) is drawn at the edge of the plot.
+pub fn elo_svg(rows: &[EloRow], title: &str) -> String {
     let (w, h) = (800.0, 480.0);
     let (l, r, t, b) = (70.0, 20.0, 40.0, 50.0);
     let finite = |x: f64| if x.is_finite() { x } else { 0.0 };
@@ -354,11 +351,14 @@ pub fn elo_svg(rows: &[EloRow], anchor: &str) -> String {
         lo_y -= 50.0;
     }
     let px = |x: f64| l + (x / max_x) * (w - l - r);
-    let py = |y: f64| t + (hi_y - finite(y).clamp(lo_y, hi_y)) / (hi_y - lo_y) * (h - t - b);
+    let py = |y: f64| {
+        let y = if y.is_nan() { 0.0 } else { y.clamp(lo_y, hi_y) };
+        t + (hi_y - y) / (hi_y - lo_y) * (h - t - b)
+    };
     let mut s = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" font-family=\"sans-serif\" font-size=\"12\">\n\
          <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n\
-         <text x=\"{}\" y=\"24\" text-anchor=\"middle\" font-size=\"18\">gauntlet Elo ({anchor} = 0, 95% interval)</text>\n",
+         <text x=\"{}\" y=\"24\" text-anchor=\"middle\" font-size=\"18\">{title}</text>\n",
         w / 2.0
     );
     let ys = nice_step(hi_y - lo_y, 8);

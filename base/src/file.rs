@@ -71,6 +71,16 @@ pub fn write_atomic_with(path: &Path, write: impl FnOnce(&mut io::BufWriter<fs::
     res
 }
 
+/// The text of a file that may not exist yet (a run's CSV before its first row): `None` when it
+/// is missing, an error naming it when it cannot be read.
+pub fn read_if_exists(path: &Path) -> Result<Option<String>, FileError> {
+    match fs::read_to_string(path) {
+        Ok(t) => Ok(Some(t)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(at(path)(e)),
+    }
+}
+
 /// Creates the directory that will hold `path`, if it has one and it is missing.
 pub fn create_parent(path: &Path) -> Result<(), FileError> {
     match path.parent().filter(|d| !d.as_os_str().is_empty()) {

@@ -14,6 +14,6 @@ pub mod hash;
 pub mod host;
 
 pub use clock::{now_unix, unix_ms};
-pub use file::{write_atomic, FileError};
+pub use file::{read_if_exists, write_atomic, FileError};
 pub use hash::fnv1a64;
 pub use host::hostname;

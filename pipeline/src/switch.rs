@@ -192,11 +192,7 @@ pub fn run_check(run: &RunDir, variant: Variant, ckpt: &Path, step: u64, part: B
 /// that release only here: the learner resumed from that checkpoint takes it back from these.
 pub fn releases_since(run: &RunDir, step: u64) -> Result<Vec<BlendPart>> {
     let csv = switch_csv(run);
-    let text = match std::fs::read_to_string(&csv) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e).with_context(|| format!("reading {}", csv.display())),
-    };
+    let Some(text) = vzero_base::read_if_exists(&csv)? else { return Ok(Vec::new()) };
     let mut parts = Vec::new();
     for (i, line) in text.lines().enumerate().skip(1) {
         let f: Vec<&str> = line.split(',').collect();

@@ -53,6 +53,8 @@ enum Command {
     Book(cmd::openings::BookCommand),
     /// Rate a run's checkpoint against the baselines and earlier gauntlet checkpoints (arena/ in the run).
     Gauntlet(cmd::train::GauntletArgs),
+    /// A run's learning curve: checkpoints at evenly spaced training times against its generation 0 (arena/curve.csv, plots/curve.svg).
+    Curve(cmd::train::CurveArgs),
     /// What a run holds and who works on it: newest network, games and rows, rates, last gauntlet, learner, processes.
     Status(cmd::status::StatusArgs),
     /// Check a run's invariants: chunks readable, no game twice, checkpoints complete and in order, no partial file.
@@ -82,6 +84,7 @@ fn main() {
         Command::Import(a) => cmd::teacher::import(a),
         Command::Label(a) => cmd::teacher::label(a),
         Command::Gauntlet(a) => cmd::train::gauntlet(a),
+        Command::Curve(a) => cmd::train::curve(a),
         Command::Status(a) => cmd::status::status(a),
         Command::Check(a) => cmd::status::check(a),
         Command::Match(a) => cmd::arena::match_(a),

@@ -117,3 +117,49 @@ fn match_and_ratings() {
     assert!(err.contains("unknown player"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `vzero curve` on a small finished run: each point is a checkpoint against generation 0 with
+/// its games in a PGN file; a second call finds the points measured and plays nothing; a broken
+/// curve.csv is an error naming the file and line.
+#[test]
+fn curve_measures_checkpoints_against_generation_0_and_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    common::copy_dir(common::tiny_run(), &run);
+    let run_s = run.to_str().unwrap();
+    let args = ["curve", "--run", run_s, "--points", "2", "--games", "2", "--sims", "2", "--max-plies", "16", "--openings-plies", "2"];
+    let (code, out, err) = vzero(&args);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("summary: 2 points, 4 games"), "{out}");
+    let csv = std::fs::read_to_string(run.join("arena/curve.csv")).unwrap();
+    let rows: Vec<&str> = csv.lines().skip(1).collect();
+    assert_eq!(rows.len(), 2, "{csv}");
+    let newest = std::fs::read_dir(run.join("checkpoints"))
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.strip_suffix(".json").map(String::from))
+        .max()
+        .unwrap();
+    assert!(rows[1].starts_with(&format!("{newest},")), "the newest checkpoint is the last point: {csv}");
+    for r in &rows {
+        let f: Vec<&str> = r.split(',').collect();
+        assert!(!f[0].starts_with("gen-000000-"), "generation 0 is the yardstick, not a point: {csv}");
+        let (w, d, l): (u32, u32, u32) = (f[6].parse().unwrap(), f[7].parse().unwrap(), f[8].parse().unwrap());
+        assert_eq!((f[4], f[5], w + d + l), ("2", "2", 2), "{csv}");
+        let pgn = std::fs::read_to_string(run.join(format!("arena/curve-{}.pgn", f[0]))).unwrap();
+        assert_eq!(pgn.matches("[Event ").count(), 2, "{pgn}");
+        assert!(pgn.contains("gen-000000-step-000000000"), "each game is against generation 0: {pgn}");
+    }
+    let svg = std::fs::read_to_string(run.join("plots/curve.svg")).unwrap();
+    assert!(svg.contains("Elo against generation 0") && svg.contains(&newest), "{svg}");
+
+    // Again: nothing is played, the rows stay as they were.
+    let (code, out, err) = vzero(&args);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert_eq!(out.matches("(measured before)").count(), 2, "{out}");
+    assert_eq!(std::fs::read_to_string(run.join("arena/curve.csv")).unwrap(), csv);
+
+    std::fs::write(run.join("arena/curve.csv"), format!("{}\nnot,a,row\n", csv.lines().next().unwrap())).unwrap();
+    let (code, out, err) = vzero(&args);
+    assert_ne!(code, 0, "{out}");
+    assert!(err.contains("curve.csv:2"), "{err}");
+}

@@ -138,15 +138,22 @@ fn mtime(p: &std::path::Path) -> Option<std::time::SystemTime> {
     std::fs::metadata(p).and_then(|m| m.modified()).ok()
 }
 
-/// `vzero gauntlet`: one gauntlet by hand.
-pub fn gauntlet(a: GauntletArgs) -> Result<()> {
-    if !vzero_data::remote::is_remote_spec(&a.run) && !a.run.is_dir() {
-        bail!("run directory {} does not exist", a.run.display());
+/// An existing run (disk or object storage) with its stored config and variant, for the commands
+/// that rate what a run made; errors say when the directory or its config is missing.
+fn open_finished_run(path: &std::path::Path) -> Result<(RunDir, RunConfig, Variant)> {
+    if !vzero_data::remote::is_remote_spec(path) && !path.is_dir() {
+        bail!("run directory {} does not exist", path.display());
     }
-    let run = RunDir::create_or_open(&a.run)?;
+    let run = RunDir::create_or_open(path)?;
     let stored = run.root().join("config.toml");
     let cfg = RunConfig::load(&stored).with_context(|| format!("{} is not a vzero run (no config.toml)", run.location()))?;
     let variant = Variant::load(&cfg.variant)?;
+    Ok((run, cfg, variant))
+}
+
+/// `vzero gauntlet`: one gauntlet by hand.
+pub fn gauntlet(a: GauntletArgs) -> Result<()> {
+    let (run, cfg, variant) = open_finished_run(&a.run)?;
     let ckpt = match a.checkpoint {
         Some(p) => p,
         None => run.latest_checkpoint()?.with_context(|| format!("no checkpoint in {}", run.location()))?,
@@ -167,6 +174,59 @@ pub fn gauntlet(a: GauntletArgs) -> Result<()> {
     println!("games    {}", run.describe(&dir.join("games.pgn")));
     println!("ratings  {}", run.describe(&dir.join("ratings.csv")));
     println!("elo      {} ({})", run.describe(&dir.join("elo.csv")), run.describe(&run.plots_dir().join("elo.svg")));
+    Ok(())
+}
+
+/// Arguments of `vzero curve`.
+#[derive(Args, Debug, Clone)]
+pub struct CurveArgs {
+    /// Run directory.
+    #[arg(long)]
+    pub run: PathBuf,
+    /// Checkpoints measured, evenly spaced over the run's training time (the newest is always one).
+    #[arg(long, default_value_t = 4)]
+    pub points: usize,
+    /// Games per point (colour-swapped pairs from the same random openings for every point).
+    #[arg(long, default_value_t = 40)]
+    pub games: u32,
+    /// Simulations per move of both sides.
+    #[arg(long, default_value_t = 64)]
+    pub sims: u32,
+    /// Random plies of each pair's opening.
+    #[arg(long, default_value_t = 8)]
+    pub openings_plies: u32,
+    /// A game longer than this many plies (opening included) is adjudicated a draw.
+    #[arg(long, default_value_t = 500)]
+    pub max_plies: u32,
+    /// Games played at once.
+    #[arg(long, default_value_t = 1)]
+    pub concurrency: usize,
+    /// Seed of the openings and the players' randomness.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+/// `vzero curve`: the run's learning curve, checkpoints against generation 0.
+pub fn curve(a: CurveArgs) -> Result<()> {
+    let (run, _, variant) = open_finished_run(&a.run)?;
+    let paired = vzero_arena::PairedGames {
+        games: a.games,
+        sims: a.sims,
+        max_plies: a.max_plies,
+        opening_plies: a.openings_plies,
+        concurrency: a.concurrency,
+    };
+    let cc = vzero_arena::CurveConfig { points: a.points, paired, seed: a.seed };
+    println!("learning curve of {}: {} points, {} games each at {} simulations, against generation 0", run.location(), a.points, a.games, a.sims);
+    let points = vzero_arena::run_curve(&run, variant, &cc, |p, played| {
+        println!("{}{}", p.line(), if played { "" } else { "  (measured before)" });
+    })?;
+    let games: u32 = points.iter().map(|p| p.games).sum();
+    if let Some(last) = points.last() {
+        println!("summary: {} points, {games} games; newest {} after {:.1} min: elo {} [{}, {}] against generation 0", points.len(), last.checkpoint, last.minutes, vzero_arena::elo::fmt_elo(last.elo), vzero_arena::elo::fmt_elo(last.lo), vzero_arena::elo::fmt_elo(last.hi));
+    }
+    let dir = vzero_arena::gauntlet::arena_dir(&run);
+    println!("curve    {} ({})", run.describe(&dir.join("curve.csv")), run.describe(&run.plots_dir().join("curve.svg")));
     Ok(())
 }
 
