@@ -23,8 +23,8 @@ use vzero_base::write_atomic;
 use vzero_data::{CheckpointEntry, RunDir};
 use vzero_rules::Variant;
 
-use crate::gauntlet::{arena_dir, elo_svg, EloRow};
-use crate::matches::{run_match, write_pgn, PairedGames};
+use crate::gauntlet::{arena_dir, elo_svg, pgn_text, EloRow};
+use crate::matches::{run_match, PairedGames};
 use crate::spec::PlayerSpec;
 
 /// What a curve measures: how many checkpoints and how each match is played.
@@ -210,17 +210,8 @@ pub fn run_curve(run: &RunDir, variant: Variant, cfg: &CurveConfig, mut on_point
             lo: e.low,
             hi: e.high,
         };
-        let mut pgn = Vec::new();
-        let start = vzero_rules::Position::startpos(variant);
-        for g in &report.games {
-            let from = match g.pgn.tag("FEN") {
-                Some(f) => vzero_rules::Position::from_fen(variant, f).unwrap_or_else(|_| start.clone()),
-                None => start.clone(),
-            };
-            write_pgn(&mut pgn, &g.pgn, &from)?;
-        }
         let pgn_path = dir.join(format!("curve-{stem}.pgn"));
-        write_atomic(&pgn_path, &pgn)?;
+        write_atomic(&pgn_path, pgn_text(report.games.iter().map(|g| &g.pgn), variant)?.as_bytes())?;
         run.publish(&pgn_path)?;
         points.retain(|p| p.checkpoint != stem);
         points.push(point.clone());

@@ -225,7 +225,8 @@ pub fn read_elo_csv(path: &Path) -> Result<Vec<EloRow>> {
     Ok(out)
 }
 
-fn pgn_text(games: &[PgnGame], variant: Variant) -> Result<String> {
+/// `games` as PGN text, each from its `FEN` tag's position (else the start position).
+pub(crate) fn pgn_text<'a>(games: impl IntoIterator<Item = &'a PgnGame>, variant: Variant) -> Result<String> {
     let mut buf = Vec::new();
     for g in games {
         let start = match g.tag("FEN") {
