@@ -1,4 +1,5 @@
-//! Heartbeats: every process that writes to a run (self-play, learner, `vzero train`) keeps a
+//! Heartbeats: every process that writes to a run (self-play, learner, `vzero train`, a
+//! teacher's labelling games) keeps a
 //! small record of itself at `<run>/heartbeats/<host>-<pid>.json`, rewritten every few seconds
 //! by a thread of its own, so that `vzero status` can list who works on a run, with their
 //! rates, from the run alone (on disk or on object storage, across machines).
@@ -51,7 +52,8 @@ pub struct Progress {
 pub struct Beat {
     pub host: String,
     pub pid: u32,
-    /// `selfplay`, `learner` or `train` (both in one process).
+    /// `selfplay`, `learner`, `train` (both in one process) or `label` (a teacher's games,
+    /// `vzero nnue play`: `games`, and `rows` = positions kept).
     pub role: String,
     /// Unix seconds when the process started working on the run.
     pub started: u64,
@@ -67,6 +69,10 @@ pub struct Beat {
     pub games_per_min: f64,
     /// Learner steps per minute, likewise.
     pub steps_per_min: f64,
+    /// Rows (labelled positions, for a `label` process) per minute, likewise (0 in records
+    /// written before it was added).
+    #[serde(default)]
+    pub rows_per_min: f64,
 }
 
 impl Beat {
@@ -119,8 +125,8 @@ struct Sampler {
 }
 
 impl Sampler {
-    /// The counters now, with their rates per minute over [`RATE_WINDOW`].
-    fn sample(&mut self) -> (Progress, f64, f64) {
+    /// The counters now, with their rates per minute over [`RATE_WINDOW`] (games, steps, rows).
+    fn sample(&mut self) -> (Progress, f64, f64, f64) {
         let now = Instant::now();
         let p = (self.source)();
         self.history.push_back((now, p));
@@ -130,7 +136,7 @@ impl Sampler {
         let (t0, p0) = self.history.front().copied().unwrap_or((now, p));
         let minutes = now.duration_since(t0).as_secs_f64() / 60.0;
         let rate = |a: u64, b: u64| if minutes > 0.0 { a.saturating_sub(b) as f64 / minutes } else { 0.0 };
-        (p, rate(p.games, p0.games), rate(p.step, p0.step))
+        (p, rate(p.games, p0.games), rate(p.step, p0.step), rate(p.rows, p0.rows))
     }
 }
 
@@ -142,7 +148,7 @@ struct Shared {
 
 impl Shared {
     fn beat(&self, state: &str) -> Result<()> {
-        let (p, games_per_min, steps_per_min) = self.sampler.lock().unwrap_or_else(|e| e.into_inner()).sample();
+        let (p, games_per_min, steps_per_min, rows_per_min) = self.sampler.lock().unwrap_or_else(|e| e.into_inner()).sample();
         let beat = Beat {
             updated: now_unix(),
             state: state.to_string(),
@@ -152,6 +158,7 @@ impl Shared {
             generation: p.generation,
             games_per_min,
             steps_per_min,
+            rows_per_min,
             ..self.base.clone()
         };
         self.target.write(&beat)
@@ -183,6 +190,7 @@ impl Heartbeat {
             generation: 0,
             games_per_min: 0.0,
             steps_per_min: 0.0,
+            rows_per_min: 0.0,
         };
         let shared = Arc::new(Shared {
             target: Target::of(run),

@@ -1,7 +1,8 @@
 //! The run directory: the only thing self-play and training processes share.
 //!
 //! ```text
-//! <run>/data/<unix_ms>-<worker>-<seq>.h5      finished chunks (written atomically)
+//! <run>/data/<unix_ms>-<worker>-<seq>-<counts>.h5  finished chunks (written atomically;
+//!                                             names: [`crate::ChunkName`])
 //! <run>/data/.<name>.<host>.<pid>-<n>.tmp     chunk being written (ignored by readers)
 //! <run>/checkpoints/gen-<G>-step-<S>.json     checkpoint metadata (vzero-model; written last)
 //! <run>/checkpoints/gen-<G>-step-<S>.safetensors
@@ -27,6 +28,7 @@ use vzero_base::clock::unix_ms;
 use vzero_base::host::{hostname, process_gone};
 use crate::remote::{is_remote_spec, Remote, StorageOptions};
 use crate::chunk::write_chunk_scored;
+use crate::name::{ChunkCounts, ChunkName};
 use crate::rows::{ChunkMeta, GameRecord, Row, ScoredPosition};
 
 /// A temporary file older than this is removed by [`RunDir::clean_tmp`] even if its writer
@@ -217,10 +219,16 @@ impl RunDir {
     /// sort by creation time. `worker` (sanitised to `[A-Za-z0-9_]`) must be unique per
     /// writing process (e.g. host + pid); the sequence number makes names unique within one.
     pub fn new_chunk_path(&self, worker: &str) -> PathBuf {
+        self.new_chunk_path_counted(worker, None)
+    }
+
+    /// [`RunDir::new_chunk_path`] whose name also says what the chunk holds ([`ChunkCounts`]),
+    /// so that it can be counted from a listing ([`RunDir::list_chunk_names`]).
+    pub fn new_chunk_path_counted(&self, worker: &str, counts: Option<ChunkCounts>) -> PathBuf {
         let worker = sanitize(worker);
         loop {
             let seq = CHUNK_SEQ.fetch_add(1, Ordering::Relaxed);
-            let p = self.data_dir().join(format!("{:013}-{worker}-{seq:06}.h5", unix_ms()));
+            let p = self.data_dir().join(ChunkName { unix_ms: unix_ms() as u64, worker: worker.clone(), seq, counts }.file_name());
             if !p.exists() {
                 return p;
             }
@@ -313,7 +321,8 @@ impl RunDir {
 
     /// [`RunDir::write_chunk`] with positions' raw teacher scores ([`crate::write_chunk_scored`]).
     pub fn write_chunk_scored(&self, worker: &str, meta: &ChunkMeta, rows: &[Row], games: &[GameRecord], scored: &[ScoredPosition]) -> Result<PathBuf> {
-        let path = self.new_chunk_path(worker);
+        let counts = ChunkCounts { source: meta.source, games: games.len() as u64, rows: rows.len() as u64 };
+        let path = self.new_chunk_path_counted(worker, Some(counts));
         write_chunk_scored(&path, meta, rows, games, scored)?;
         if let Err(e) = self.publish_new(&path) {
             let _ = fs::remove_file(&path);
@@ -429,6 +438,13 @@ impl RunDir {
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(false),
             Err(err) => Err(DataError::Io { path: path.to_path_buf(), source: err }),
         }
+    }
+
+    /// The file names of the finished chunks (`*.h5`, not hidden), oldest first, from a
+    /// listing alone: nothing is downloaded from object storage. [`ChunkName::parse`] reads
+    /// what the names say.
+    pub fn list_chunk_names(&self) -> Result<Vec<String>> {
+        self.list_names("data", &self.data_dir(), ".h5")
     }
 
     /// Finished chunks (`*.h5`, not hidden), oldest first (by name = creation time). On object

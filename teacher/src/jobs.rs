@@ -24,8 +24,7 @@ pub(crate) fn worker_name(kind: &str, id: u64, batch: usize) -> String {
 pub(crate) fn done_batches(run: &RunDir, kind: &str, id: u64) -> Result<HashSet<usize>> {
     let tag = format!("-{kind}_{id:016x}_b");
     let mut done = HashSet::new();
-    for path in run.list_chunks()? {
-        let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+    for name in run.list_chunk_names()? {
         if let Some(i) = name.find(&tag) {
             let digits: String = name[i + tag.len()..].chars().take_while(|c| c.is_ascii_digit()).collect();
             if let Ok(b) = digits.parse() {

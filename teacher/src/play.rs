@@ -8,12 +8,14 @@
 //! and scored by the previous round's net.
 //!
 //! Each worker thread drives one teacher process and writes its games in chunks of
-//! `games_per_chunk` ([`Source::Label`], with the games' records), each chunk atomically: a
-//! killed job loses at most the unwritten games of each worker, and what was written is whole.
+//! `positions_per_chunk` kept positions or `games_per_chunk` games, whichever comes first
+//! ([`Source::Label`], with the games' records), each chunk atomically: a killed job loses at
+//! most the unwritten games of each worker, and what was written is whole. While it plays, the
+//! job keeps a heartbeat (role `label`: games and positions with their rates) for `vzero status`.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
@@ -22,7 +24,8 @@ use rand::rngs::StdRng;
 use rand::seq::{IteratorRandom, SliceRandom};
 use rand::SeedableRng;
 use vzero_arena::{PlayerSpec, Score};
-use vzero_data::{GameRecord, RunDir, Row, ScoredPosition, Source};
+use vzero_data::heartbeat::BEAT_PERIOD;
+use vzero_data::{GameRecord, Heartbeat, Progress, RunDir, Row, ScoredPosition, Source};
 use vzero_rules::{Color, Game, Outcome, Variant};
 
 use crate::jobs::{fnv1a, run_workers};
@@ -56,8 +59,11 @@ pub struct PlayOptions {
     pub adjudicate_cp: i32,
     /// Scale of the score logistic for the rows' value targets ([`crate::score_to_wdl`]).
     pub cp_scale: f64,
-    /// Games per chunk.
+    /// Games per chunk at most.
     pub games_per_chunk: usize,
+    /// A chunk is written once its games hold this many kept positions (big chunks: a day's
+    /// labels in hundreds of files, not a hundred thousand, read back many times faster).
+    pub positions_per_chunk: usize,
     /// Seed of the random moves and of the teachers.
     pub seed: u64,
     /// A name for this job in chunk names (e.g. the loop's round).
@@ -79,7 +85,8 @@ impl Default for PlayOptions {
             max_plies: 400,
             adjudicate_cp: 1500,
             cp_scale: crate::DEFAULT_CP_SCALE,
-            games_per_chunk: 4,
+            games_per_chunk: 1024,
+            positions_per_chunk: 16_384,
             seed: 1,
             job: "play".into(),
             progress: false,
@@ -110,6 +117,8 @@ pub struct PlaySummary {
     /// Teacher restarts.
     pub restarts: usize,
     pub seconds: f64,
+    /// What went wrong without stopping the games (e.g. no heartbeat for `vzero status`).
+    pub warnings: Vec<String>,
 }
 
 impl PlaySummary {
@@ -140,8 +149,8 @@ pub fn play_games(run: &RunDir, variant: Variant, opts: &PlayOptions) -> Result<
     let start = Instant::now();
     run.check_variant(variant.name())?;
     let spec = PlayerSpec::parse(&opts.teacher).with_context(|| format!("teacher '{}'", opts.teacher))?;
-    if opts.concurrency == 0 || opts.games_per_chunk == 0 {
-        bail!("concurrency and games per chunk must be at least 1");
+    if opts.concurrency == 0 || opts.games_per_chunk == 0 || opts.positions_per_chunk == 0 {
+        bail!("concurrency, games per chunk and positions per chunk must be at least 1");
     }
     if opts.random_moves > opts.random_until {
         bail!("{} random moves do not fit in the first {} plies", opts.random_moves, opts.random_until);
@@ -151,16 +160,27 @@ pub fn play_games(run: &RunDir, variant: Variant, opts: &PlayOptions) -> Result<
     // rerun of the same job (after a kill, or a loop's round played again) plays new games
     // rather than the same ones again (the teacher is deterministic at a node count).
     let tag = format!("-play_{id:016x}_");
-    let earlier = run.list_chunks()?.iter().filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().contains(&tag))).count() as u64;
+    let earlier = run.list_chunk_names()?.iter().filter(|n| n.contains(&tag)).count() as u64;
     let chunk_base = earlier as usize;
     let pb = if opts.progress { ProgressBar::new(opts.games as u64) } else { ProgressBar::hidden() };
     pb.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} games [{elapsed_precise}, eta {eta}] {msg}").expect("valid template"));
     let next = AtomicUsize::new(0);
     let summary = Mutex::new(PlaySummary::default());
+    // games and positions finished (written or pending), for the heartbeat
+    let done = Arc::new((AtomicU64::new(0), AtomicU64::new(0)));
+    let counters = done.clone();
+    let source = move || Progress { games: counters.0.load(Ordering::Relaxed), rows: counters.1.load(Ordering::Relaxed), ..Progress::default() };
+    let heartbeat = match Heartbeat::start(run, "label", BEAT_PERIOD, Box::new(source)) {
+        Ok(h) => Some(h),
+        Err(e) => {
+            summary.lock().unwrap_or_else(|e| e.into_inner()).warnings.push(format!("no heartbeat for `vzero status`: {e}"));
+            None
+        }
+    };
     let maker = RowMaker::new(variant);
     let threads = opts.concurrency.min(opts.games).max(1);
     let result = run_workers(threads, |t, failed| -> Result<()> {
-        let (spec, next, summary, maker, pb) = (&spec, &next, &summary, &maker, &pb);
+        let (spec, next, summary, maker, pb, done) = (&spec, &next, &summary, &maker, &pb, &done);
         let mut teacher = Teacher::new(spec, variant, opts.seed.wrapping_add(t as u64 * 0x9e37_79b9));
         let mut pending: Vec<PlayedGame> = Vec::new();
         let mut chunk_no = chunk_base;
@@ -207,7 +227,11 @@ pub fn play_games(run: &RunDir, variant: Variant, opts: &PlayOptions) -> Result<
             let mut rng = StdRng::seed_from_u64(fnv1a(&[&id.to_le_bytes(), &earlier.to_le_bytes(), &(k as u64).to_le_bytes()]));
             let warn = |w: String| pb.println(w);
             match play_one(&mut teacher, variant, maker, opts, &mut rng, &warn)? {
-                Ok(g) => pending.push(g),
+                Ok(g) => {
+                    done.0.fetch_add(1, Ordering::Relaxed);
+                    done.1.fetch_add(g.kept as u64, Ordering::Relaxed);
+                    pending.push(g)
+                }
                 Err(why) => {
                     let mut s = summary.lock().unwrap_or_else(|e| e.into_inner());
                     *s.abandoned.entry(why).or_insert(0) += 1;
@@ -215,13 +239,14 @@ pub fn play_games(run: &RunDir, variant: Variant, opts: &PlayOptions) -> Result<
             }
             summary.lock().unwrap_or_else(|e| e.into_inner()).restarts += std::mem::take(&mut teacher.restarts);
             pb.inc(1);
-            if pending.len() >= opts.games_per_chunk {
+            if pending.len() >= opts.games_per_chunk || pending.iter().map(|g| g.kept).sum::<usize>() >= opts.positions_per_chunk {
                 flush(&mut pending, &mut chunk_no)?;
             }
         }
         flush(&mut pending, &mut chunk_no)
     });
     pb.finish_and_clear();
+    drop(heartbeat); // its last record says `stopped`
     result?;
     let mut s = summary.into_inner().unwrap_or_else(|e| e.into_inner());
     s.seconds = start.elapsed().as_secs_f64();

@@ -427,6 +427,47 @@ fn teacher_games_keep_every_searched_position_with_its_score_and_result() {
 }
 
 #[test]
+fn teacher_games_are_written_in_chunks_of_positions_with_a_label_heartbeat() {
+    let v = empire();
+    let dir = tempfile::tempdir().unwrap();
+    let run = RunDir::create_or_open(dir.path()).unwrap();
+    let opts = PlayOptions {
+        teacher: "alphabeta:1".into(),
+        concurrency: 1,
+        games: 6,
+        random_moves: 2,
+        random_until: 6,
+        write_from: 2,
+        max_plies: 40,
+        adjudicate_cp: 0,
+        positions_per_chunk: 50,
+        job: "sized".into(),
+        ..PlayOptions::default()
+    };
+    let s = play_games(&run, v, &opts).unwrap();
+    assert_eq!(s.games, 6, "{s:?}");
+    assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+    let chunks = played(&run);
+    assert_eq!(chunks.len(), s.chunks);
+    assert!(chunks.len() >= 2, "{} positions in {} chunks", s.positions, chunks.len());
+    // every chunk but the last is written as soon as its games hold 50 positions
+    // (and not later: before its last game it held fewer than 50, and a game keeps < 40)
+    for (_, kept, _) in &chunks[..chunks.len() - 1] {
+        assert!((50..50 + 40).contains(&kept.len()), "{}", kept.len());
+    }
+    // names say what the chunks hold
+    for name in run.list_chunk_names().unwrap() {
+        let counts = vzero_data::ChunkName::parse(&name).and_then(|n| n.counts).unwrap_or_else(|| panic!("{name}"));
+        assert_eq!(counts.source, Source::Label);
+    }
+    // the job's heartbeat: a label process, stopped, with every game and kept position
+    let beats = vzero_data::heartbeat::read_heartbeats(&run).unwrap();
+    assert_eq!(beats.len(), 1, "{beats:?}");
+    assert_eq!((beats[0].role.as_str(), beats[0].state.as_str()), ("label", "stopped"));
+    assert_eq!((beats[0].games, beats[0].rows), (6, s.positions as u64));
+}
+
+#[test]
 fn teacher_games_are_adjudicated_at_the_score_limit() {
     let v = empire();
     let dir = tempfile::tempdir().unwrap();

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use rayon::prelude::*;
-use vzero_data::{Chunk, RunDir, TeacherScore};
+use vzero_data::{Chunk, GameRecord, RunDir, ScoredPosition, TeacherScore};
 use vzero_nnue::dataset::{game_samples, scored_sample, white_result, DataOptions, SampleCounts, ScoredReplay, UciScore};
 use vzero_nnue::train::Sample;
 use vzero_nnue::FsfMapping;
@@ -125,8 +125,52 @@ fn item_samples(item: Item, mapping: &FsfMapping, opts: &DataOptions) -> Result<
     }
 }
 
-/// The items of one chunk of `mapping`'s variant: its scored positions as one item, else each
-/// of its games.
+/// A chunk's scored positions split by the game they come from, in order. A teacher's chunk
+/// holds its games' positions game after game, each on its game's path or one move off it (a
+/// multi-PV line), their move counts never falling within a game: a position that does not fit
+/// the current game, or has fewer moves than one before it, starts the next game that it fits.
+/// Each group comes with its game's index and the number of the chunk's games it stands for
+/// (games without kept positions count with the group before them, or the first). Positions
+/// that fit no later game stay in the current group.
+fn scored_by_game(scored: Vec<ScoredPosition>, games: &[GameRecord]) -> Vec<(usize, Vec<ScoredPosition>, usize)> {
+    let fits = |sp: &ScoredPosition, g: &GameRecord| {
+        let path = sp.moves.len().saturating_sub(1);
+        sp.start_fen == g.start_fen && path <= g.moves.len() && sp.moves[..path] == g.moves[..path]
+    };
+    // (game, positions, most moves so far)
+    let mut groups: Vec<(usize, Vec<ScoredPosition>, usize)> = Vec::new();
+    for sp in scored {
+        let len = sp.moves.len();
+        let game = match groups.last() {
+            Some(&(at, _, most)) if len >= most && games.get(at).is_some_and(|g| fits(&sp, g)) => Some(at),
+            Some(&(at, _, _)) => (at + 1..games.len()).find(|&i| fits(&sp, &games[i])),
+            None => (0..games.len()).find(|&i| fits(&sp, &games[i])),
+        };
+        match (game, groups.last_mut()) {
+            (Some(i), Some(last)) if i == last.0 => {
+                last.1.push(sp);
+                last.2 = len;
+            }
+            (Some(i), _) => groups.push((i, vec![sp], len)),
+            (None, Some(last)) => last.1.push(sp),
+            (None, None) => groups.push((0, vec![sp], len)),
+        }
+    }
+    let starts: Vec<usize> = groups.iter().map(|g| g.0).collect();
+    groups
+        .into_iter()
+        .enumerate()
+        .map(|(k, (game, positions, _))| {
+            let begin = if k == 0 { 0 } else { starts[k] };
+            let end = starts.get(k + 1).copied().unwrap_or(games.len()).max(begin);
+            (game, positions, end - begin)
+        })
+        .collect()
+}
+
+/// The items of one chunk of `mapping`'s variant: its scored positions, an item per game they
+/// come from (so that the held-out share does not depend on how many games a chunk holds),
+/// else each of its games.
 fn chunk_items(path: &Path, mapping: &FsfMapping) -> Result<Vec<Item>> {
     let c = Chunk::open(path)?;
     if c.meta.variant != mapping.name() {
@@ -135,7 +179,17 @@ fn chunk_items(path: &Path, mapping: &FsfMapping) -> Result<Vec<Item>> {
     let scored = c.scored_positions()?;
     let file = path.display().to_string();
     if !scored.is_empty() {
-        return Ok(vec![Item::Scored { key: holdout_key("", &file), name: file, positions: scored, games: c.games }]);
+        let games = c.games()?;
+        if games.is_empty() {
+            return Ok(vec![Item::Scored { key: holdout_key("", &file), name: file, positions: scored, games: c.games }]);
+        }
+        return Ok(scored_by_game(scored, &games)
+            .into_iter()
+            .map(|(game, positions, games)| {
+                let what = format!("scored game {}", game + 1);
+                Item::Scored { key: holdout_key(&what, &file), name: format!("{what} of {file}"), positions, games }
+            })
+            .collect());
     }
     let mut items = Vec::new();
     for (i, g) in c.games()?.into_iter().enumerate() {
@@ -283,5 +337,37 @@ mod tests {
         // a single item (a run of one chunk) is trained on, whatever its hash: never all held out
         assert_eq!(split(items("/a", 1), 1.0), vec![false]);
         assert_eq!(split(items("/a", 2), 1.0), vec![false, true]);
+    }
+
+    fn record(fen: &str, moves: &[&str]) -> GameRecord {
+        GameRecord { start_fen: fen.into(), moves: moves.iter().map(|m| m.to_string()).collect(), ..match game("", "") { Item::Game { record, .. } => record, _ => unreachable!() } }
+    }
+
+    fn pos(fen: &str, moves: &[&str]) -> ScoredPosition {
+        ScoredPosition { start_fen: fen.into(), moves: moves.iter().map(|m| m.to_string()).collect(), score: TeacherScore::Cp(0), best: String::new(), result: None }
+    }
+
+    /// A teacher's chunk is split into its games' positions, multi-PV siblings (one move off the
+    /// path) included, whatever the chunk's size; every game is counted once.
+    #[test]
+    fn scored_positions_are_held_out_by_game() {
+        let games = [record("s", &["a", "b", "c"]), record("s", &["a", "x", "y", "z"]), record("s", &["q"]), record("t", &["a", "b"])];
+        let scored = vec![
+            pos("s", &["a"]),
+            pos("s", &["a", "b"]),
+            pos("s", &["a", "b", "d"]), // a sibling of game 1
+            pos("s", &["a", "x"]),      // game 2 leaves game 1's path at its second move
+            pos("s", &["a", "x", "y", "z"]),
+            // game 3 kept nothing
+            pos("t", &["a"]),
+            pos("t", &["a", "b"]), // the decisive position: the game's whole path
+        ];
+        let groups = scored_by_game(scored, &games);
+        let shape: Vec<(usize, usize, usize)> = groups.iter().map(|(g, p, n)| (*g, p.len(), *n)).collect();
+        assert_eq!(shape, vec![(0, 3, 1), (1, 2, 2), (3, 2, 1)]);
+        // positions that fit no game stay with the group before them; no records: one group
+        let groups = scored_by_game(vec![pos("s", &["a"]), pos("u", &["z"])], &games[..1]);
+        assert_eq!(groups.iter().map(|(g, p, n)| (*g, p.len(), *n)).collect::<Vec<_>>(), vec![(0, 2, 1)]);
+        assert_eq!(scored_by_game(vec![pos("s", &["a"])], &[]).iter().map(|(g, p, n)| (*g, p.len(), *n)).collect::<Vec<_>>(), vec![(0, 1, 0)]);
     }
 }

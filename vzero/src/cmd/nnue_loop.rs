@@ -111,7 +111,12 @@ pub fn run(a: LoopArgs) -> Result<()> {
         LoopEvent::RoundStart { round, net } => {
             eprintln!("round {round}: teachers play with {}", net.as_deref().unwrap_or("the classical evaluation"));
         }
-        LoopEvent::Played { round, summary: s } => eprintln!("round {round}: {}", play_line(&s)),
+        LoopEvent::Played { round, summary: s } => {
+            for w in &s.warnings {
+                eprintln!("warning: {w}");
+            }
+            eprintln!("round {round}: {}", play_line(&s))
+        }
         LoopEvent::Gate { round, report } => eprintln!("round {round}: gate: {report}"),
         LoopEvent::Published(r) => eprintln!(
             "round {}: published nnue/nets/{} (step {}, validation loss {}); the teachers now use {}",

@@ -32,9 +32,13 @@ pub struct GameArgs {
     /// Adjudicate a game once the teacher's score reaches this many centipawns (0: never).
     #[arg(long, default_value_t = 1500)]
     pub adjudicate_cp: i32,
-    /// Games per chunk file (the most a killed worker loses).
-    #[arg(long, default_value_t = 4)]
+    /// Games per chunk file at most (with --positions-per-chunk: the most a killed worker loses).
+    #[arg(long, default_value_t = 1024)]
     pub games_per_chunk: usize,
+    /// A chunk file is written once its games hold this many positions (big files: reading a
+    /// day's labels back opens hundreds of files, not a hundred thousand).
+    #[arg(long, default_value_t = 16_384)]
+    pub positions_per_chunk: usize,
 }
 
 impl GameArgs {
@@ -47,6 +51,7 @@ impl GameArgs {
             max_plies: self.max_plies,
             adjudicate_cp: self.adjudicate_cp,
             games_per_chunk: self.games_per_chunk,
+            positions_per_chunk: self.positions_per_chunk,
             seed,
             progress,
             ..PlayOptions::default()
@@ -137,6 +142,9 @@ pub fn run(a: PlayArgs) -> Result<()> {
         ..a.game.options(a.seed, !a.quiet)
     };
     let s = if a.follow { follow(&run, variant, &opts, a.follow_minutes)? } else { play_games(&run, variant, &opts)? };
+    for w in &s.warnings {
+        eprintln!("warning: {w}");
+    }
     println!("{}: {}", run.location(), play_line(&s));
     Ok(())
 }
@@ -172,6 +180,8 @@ fn follow(run: &RunDir, variant: Variant, opts: &PlayOptions, every: f64) -> Res
         let s = play_games(run, variant, &seg)?;
         total.games += s.games;
         total.positions += s.positions;
+        total.siblings += s.siblings;
+        total.warnings.extend(s.warnings);
         total.searches += s.searches;
         total.chunks += s.chunks;
         total.restarts += s.restarts;
