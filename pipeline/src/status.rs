@@ -76,7 +76,7 @@ struct DataCount {
     recent_games: u64,
     recent_rows: u64,
     recent_external_rows: u64,
-    /// Creation time of the oldest self-play or labelled chunk (unix ms).
+    /// Creation time of the oldest chunk whose name says it (unix ms): the run's age.
     first_ms: Option<u64>,
 }
 
