@@ -55,8 +55,7 @@ impl ChunkCounts {
         };
         let (games, rest) = chars.as_str().split_once('g')?;
         let rows = rest.strip_suffix('r')?;
-        let number = |s: &str| if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) { s.parse().ok() } else { None };
-        Some(ChunkCounts { source, games: number(games)?, rows: number(rows)? })
+        Some(ChunkCounts { source, games: decimal(games)?, rows: decimal(rows)? })
     }
 }
 
@@ -77,9 +76,9 @@ impl ChunkName {
     pub fn parse(file_name: &str) -> Option<ChunkName> {
         let stem = file_name.strip_suffix(".h5")?;
         let mut fields = stem.split('-');
-        let unix_ms = fields.next()?.parse().ok()?;
+        let unix_ms = decimal(fields.next()?)?;
         let worker = fields.next()?.to_string();
-        let seq = fields.next()?.parse().ok()?;
+        let seq = decimal(fields.next()?)?;
         let counts = match fields.next() {
             Some(f) => Some(ChunkCounts::parse(f)?),
             None => None,
@@ -89,6 +88,15 @@ impl ChunkName {
         }
         Some(ChunkName { unix_ms, worker, seq, counts })
     }
+}
+
+/// A name field of decimal digits only (no sign, not empty) as a number: the one reader of the
+/// numbers vzero writes into file names (chunks, checkpoints).
+pub(crate) fn decimal(field: &str) -> Option<u64> {
+    if field.is_empty() || !field.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    field.parse().ok()
 }
 
 #[cfg(test)]
@@ -108,7 +116,7 @@ mod tests {
 
     #[test]
     fn malformed_names_are_not_parsed() {
-        for bad in ["", "x.h5", "1765000000123-w.h5", "1765000000123-w-000001.txt", "1765000000123-w-000001-x1g2r.h5", "1765000000123-w-000001-s1g2.h5", "1765000000123-w-000001-sg2r.h5", "1765000000123-w-000001-s1g2r-extra.h5", "abc-w-000001.h5", "1765000000123--000001.h5", "1765000000123-w-000001-s+1g2r.h5"] {
+        for bad in ["", "x.h5", "1765000000123-w.h5", "1765000000123-w-000001.txt", "1765000000123-w-000001-x1g2r.h5", "1765000000123-w-000001-s1g2.h5", "1765000000123-w-000001-sg2r.h5", "1765000000123-w-000001-s1g2r-extra.h5", "abc-w-000001.h5", "1765000000123--000001.h5", "1765000000123-w-000001-s+1g2r.h5", "+1765000000123-w-000001.h5", "1765000000123-w-+00001.h5"] {
             assert_eq!(ChunkName::parse(bad), None, "{bad}");
         }
     }

@@ -70,10 +70,7 @@ pub fn checkpoint_name(generation: u64, step: u64) -> String {
 pub fn parse_checkpoint_name(stem: &str) -> Option<(u64, u64)> {
     let rest = stem.strip_prefix("gen-")?;
     let (g, s) = rest.split_once("-step-")?;
-    if g.is_empty() || s.is_empty() || !g.bytes().all(|b| b.is_ascii_digit()) || !s.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    Some((g.parse().ok()?, s.parse().ok()?))
+    Some((crate::name::decimal(g)?, crate::name::decimal(s)?))
 }
 
 fn sanitize(s: &str) -> String {

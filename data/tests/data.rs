@@ -258,6 +258,8 @@ fn checkpoint_names_and_latest() {
     assert_eq!(checkpoint_name(12, 1200), "gen-000012-step-000001200");
     assert_eq!(parse_checkpoint_name("gen-000012-step-000001200"), Some((12, 1200)));
     assert_eq!(parse_checkpoint_name("gen-1-step-x"), None);
+    assert_eq!(parse_checkpoint_name("gen-+1-step-2"), None);
+    assert_eq!(parse_checkpoint_name("gen--step-2"), None);
     let dir = tempfile::tempdir().unwrap();
     let run = RunDir::create_or_open(dir.path()).unwrap();
     let cd = run.checkpoints_dir();

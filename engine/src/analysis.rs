@@ -237,14 +237,11 @@ pub fn annotated_pgn(tags: &[(String, String)], start: &Position, a: &GameAnalys
     }
     s.push('\n');
     let mut tokens: Vec<String> = Vec::new();
-    let mut num = start.fullmove_number().max(1);
+    let ucis: Vec<&str> = a.moves.iter().map(|m| m.uci.as_str()).collect();
+    let turns = vzero_rules::pgn::turn_numbers(start, &ucis);
     let mut prev: Option<Color> = None;
-    for m in &a.moves {
-        if m.mover == Color::White {
-            tokens.push(format!("{num}."));
-        } else if prev != Some(Color::White) {
-            tokens.push(format!("{num}..."));
-        }
+    for (m, &(num, side)) in a.moves.iter().zip(&turns) {
+        tokens.extend(vzero_rules::pgn::move_number(prev, num, side));
         tokens.push(m.uci.clone());
         if let Some(j) = m.judgement {
             tokens.push(j.nag().to_string());
@@ -259,10 +256,7 @@ pub fn annotated_pgn(tags: &[(String, String)], start: &Position, a: &GameAnalys
         }
         c.push_str(" }");
         tokens.extend(c.split(' ').map(str::to_string));
-        if m.mover == Color::Black {
-            num += 1;
-        }
-        prev = Some(m.mover);
+        prev = Some(side);
     }
     tokens.push(result.to_string());
     vzero_rules::pgn::push_movetext(&mut s, tokens);
@@ -380,5 +374,56 @@ mod tests {
         assert!(pgn.contains("1... d5d2 $") && pgn.contains("[%eval "), "{pgn}");
         assert!(eval_svg(&[("test".into(), &a)]).contains("<polyline"));
         assert!(csv_rows(1, &a).starts_with("1,1,d5d2,black,"));
+    }
+
+    /// A spqr Dictator's double move keeps its turn number in the annotated PGN (one `n.` per
+    /// White turn, none before a side's second move), and the PGN reads back move for move.
+    #[test]
+    fn double_moves_keep_their_turn_number_in_annotated_pgn() {
+        use rand::{seq::SliceRandom, SeedableRng};
+        let v = Variant::builtin("spqr").unwrap();
+        let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+        let game = (0..200)
+            .find_map(|_| {
+                // two bare Dictator kings: nearly every turn is a double move or a pass
+                let mut g = Game::new(Position::from_fen(v, "5k6/12/12/12/12/12/12/12/12/12/12/6K5 w - - 0 7 Kk").unwrap());
+                let mut doubles = 0;
+                while g.moves().len() < 12 && !g.result().is_over() {
+                    let before = g.position().side_to_move();
+                    let moves = g.position().legal_moves();
+                    g.play(*moves.choose(&mut rng).unwrap());
+                    doubles += usize::from(g.position().side_to_move() == before);
+                }
+                (doubles >= 3 && g.moves().len() == 12).then_some(g)
+            })
+            .expect("random spqr games with double moves");
+        let mut t = Thinker::new(vec![Evaluator::Material(MaterialEvaluator::default())], ThinkConfig::default(), 0);
+        let limits = GoLimits { nodes: Some(16), ..GoLimits::default() };
+        let a = analyse_game(&mut t, game.start(), game.moves(), &limits, &mut || {}).unwrap();
+        let pgn = annotated_pgn(&[("Variant".into(), "spqr".into()), ("FEN".into(), game.start().fen())], game.start(), &a, "*");
+        let mut want = Vec::new();
+        let (mut pos, mut last) = (*game.start(), None);
+        for &m in game.moves() {
+            let side = pos.side_to_move();
+            if side == Color::White && last != Some(side) {
+                want.push(format!("{}.", pos.fullmove_number()));
+            }
+            last = Some(side);
+            pos.play(m);
+        }
+        let movetext = pgn.split("\n\n").nth(1).unwrap();
+        let mut depth = 0;
+        let got: Vec<&str> = movetext
+            .split_whitespace()
+            .filter(|t| {
+                depth += i32::from(t.starts_with('{'));
+                let keep = depth == 0 && t.ends_with('.') && t.starts_with(|c: char| c.is_ascii_digit());
+                depth -= i32::from(t.ends_with('}'));
+                keep
+            })
+            .collect();
+        assert_eq!(got, want, "{pgn}");
+        let read = vzero_rules::pgn::parse_pgn(&pgn, "t.pgn").unwrap();
+        assert_eq!(read[0].moves, game.uci_moves(), "{pgn}");
     }
 }

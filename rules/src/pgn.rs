@@ -109,18 +109,7 @@ impl PgnGame {
     /// moves twice (a Dictator's double move) keeps its number. From a move that does not
     /// replay on, sides are taken to alternate.
     pub fn to_pgn_from(&self, start: &crate::Position) -> String {
-        let mut pos = *start;
-        let mut replays = true;
-        let mut plies: Vec<(u32, crate::Color)> = Vec::with_capacity(self.moves.len());
-        for m in &self.moves {
-            let ply = match plies.last() {
-                Some(&(n, c)) if !replays => (n + u32::from(c == crate::Color::Black), c.flip()),
-                _ => (pos.fullmove_number().max(1), pos.side_to_move()),
-            };
-            plies.push(ply);
-            replays = replays && pos.play_uci(m).is_ok();
-        }
-        self.write(plies)
+        self.write(turn_numbers(start, &self.moves))
     }
 
     /// Tags and movetext, with a move number before each turn: `n.` when White starts one,
@@ -135,17 +124,42 @@ impl PgnGame {
         let mut tokens = Vec::new();
         let mut last = None;
         for (m, &(num, side)) in self.moves.iter().zip(&plies) {
-            match (last, side) {
-                (None, crate::Color::Black) => tokens.push(format!("{num}...")),
-                (Some(crate::Color::White), crate::Color::White) | (_, crate::Color::Black) => {}
-                (_, crate::Color::White) => tokens.push(format!("{num}.")),
-            }
+            tokens.extend(move_number(last, num, side));
             tokens.push(m.clone());
             last = Some(side);
         }
         tokens.push(self.result.clone());
         push_movetext(&mut s, tokens);
         s
+    }
+}
+
+/// The fullmove number and side to move of the position each of `moves` (UCI) is played in,
+/// replaying them from `start`, so a side that moves twice (a Dictator's double move) keeps its
+/// number. From a move that does not replay on, sides are taken to alternate.
+pub fn turn_numbers<M: AsRef<str>>(start: &crate::Position, moves: &[M]) -> Vec<(u32, crate::Color)> {
+    let mut pos = *start;
+    let mut replays = true;
+    let mut plies: Vec<(u32, crate::Color)> = Vec::with_capacity(moves.len());
+    for m in moves {
+        let ply = match plies.last() {
+            Some(&(n, c)) if !replays => (n + u32::from(c == crate::Color::Black), c.flip()),
+            _ => (pos.fullmove_number().max(1), pos.side_to_move()),
+        };
+        plies.push(ply);
+        replays = replays && pos.play_uci(m.as_ref()).is_ok();
+    }
+    plies
+}
+
+/// The move number written before a ply by `side` in turn `num` after a ply by `last`: `n.` when
+/// White starts a turn, `n...` when the movetext starts with Black, none for Black after White or
+/// for a side's second move in a row. The one numbering rule of every PGN vzero writes.
+pub fn move_number(last: Option<crate::Color>, num: u32, side: crate::Color) -> Option<String> {
+    match (last, side) {
+        (None, crate::Color::Black) => Some(format!("{num}...")),
+        (Some(crate::Color::White), crate::Color::White) | (_, crate::Color::Black) => None,
+        (_, crate::Color::White) => Some(format!("{num}.")),
     }
 }
 

@@ -89,7 +89,7 @@ pub async fn analyse(
     State(app): State<Arc<App>>,
     q: std::result::Result<Query<AnalyseQuery>, axum::extract::rejection::QueryRejection>,
 ) -> ApiResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
-    let q = query(q).await?;
+    let q = query(q)?;
     let variant = app.variant(&q.variant)?;
     let game = match q.fen.as_deref().map(str::trim).filter(|f| !f.is_empty()) {
         None => Game::startpos(variant),

@@ -42,9 +42,8 @@ impl ModelEntry {
         Ok(ModelEntry { path, name, variant, source: "--model".into() })
     }
 
-    /// The newest checkpoint of run `index` at `run`, if it has one.
-    pub fn run_latest(index: usize, run: &Path, variant: Variant) -> Result<Option<ModelEntry>> {
-        let dir = vzero_data::RunDir::open_existing(run)?;
+    /// The newest checkpoint of run `index` (`dir`), if it has one.
+    pub fn run_latest(index: usize, dir: &vzero_data::RunDir, variant: Variant) -> Result<Option<ModelEntry>> {
         let Some(path) = dir.latest_checkpoint()? else { return Ok(None) };
         let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         Ok(Some(ModelEntry { path, name, variant, source: format!("run {index} newest") }))

@@ -109,10 +109,11 @@ impl App {
         let mut runs = Vec::new();
         let mut models = Vec::new();
         for (i, path) in opts.runs.iter().enumerate() {
-            let run = runs::RunEntry::open(path).with_context(|| format!("--run {}", path.display()))?;
+            let dir = vzero_data::RunDir::open_existing(path).with_context(|| format!("--run {}", path.display()))?;
+            let run = runs::RunEntry::new(path, &dir).with_context(|| format!("--run {}", path.display()))?;
             if let Some(v) = run.variant {
                 add(v, &mut variants);
-                if let Some(m) = bots::ModelEntry::run_latest(i, path, v)? {
+                if let Some(m) = bots::ModelEntry::run_latest(i, &dir, v)? {
                     models.push(m);
                 }
             }
@@ -227,6 +228,6 @@ async fn json_body<T: serde::de::DeserializeOwned>(body: axum::body::Body) -> Ap
 }
 
 /// `Query` with a JSON error for a garbled query string.
-async fn query<T: serde::de::DeserializeOwned>(q: std::result::Result<Query<T>, axum::extract::rejection::QueryRejection>) -> ApiResult<T> {
+fn query<T: serde::de::DeserializeOwned>(q: std::result::Result<Query<T>, axum::extract::rejection::QueryRejection>) -> ApiResult<T> {
     q.map(|Query(t)| t).map_err(|e| ApiError::bad(format!("query: {}", e.body_text())))
 }

@@ -38,9 +38,8 @@ pub struct RunEntry {
 }
 
 impl RunEntry {
-    /// A run directory (or `s3://` run) that exists.
-    pub fn open(path: &Path) -> Result<RunEntry> {
-        let dir = vzero_data::RunDir::open_existing(path)?;
+    /// The run at `path`, already opened as `dir` (a directory or `s3://` run that exists).
+    pub fn new(path: &Path, dir: &vzero_data::RunDir) -> Result<RunEntry> {
         let variant = match dir.stored_variant()? {
             Some(v) => Some(Variant::load(&v).with_context(|| format!("the run's variant '{v}'"))?),
             None => match dir.data_variant()? {
@@ -232,7 +231,7 @@ pub async fn openings(
     UrlPath(id): UrlPath<String>,
     q: std::result::Result<Query<OpeningsQuery>, axum::extract::rejection::QueryRejection>,
 ) -> ApiResult<Json<Value>> {
-    let q = query(q).await?;
+    let q = query(q)?;
     let r = run(&app, &id)?;
     let variant = r.variant.ok_or_else(|| ApiError::bad(format!("{}: no games yet", r.name)))?;
     let line: Vec<String> = q.moves.split(',').map(str::trim).filter(|m| !m.is_empty()).map(str::to_string).collect();

@@ -183,6 +183,7 @@ pub fn play_games(run: &RunDir, variant: Variant, opts: &PlayOptions) -> Result<
         let (spec, next, summary, maker, pb, done) = (&spec, &next, &summary, &maker, &pb, &done);
         let mut teacher = Teacher::new(spec, variant, opts.seed.wrapping_add(t as u64 * 0x9e37_79b9));
         let mut pending: Vec<PlayedGame> = Vec::new();
+        let mut pending_kept = 0usize; // positions kept by the pending games
         let mut chunk_no = chunk_base;
         let flush = |pending: &mut Vec<PlayedGame>, chunk_no: &mut usize| -> Result<()> {
             if pending.is_empty() {
@@ -230,6 +231,7 @@ pub fn play_games(run: &RunDir, variant: Variant, opts: &PlayOptions) -> Result<
                 Ok(g) => {
                     done.0.fetch_add(1, Ordering::Relaxed);
                     done.1.fetch_add(g.kept as u64, Ordering::Relaxed);
+                    pending_kept += g.kept;
                     pending.push(g)
                 }
                 Err(why) => {
@@ -239,8 +241,9 @@ pub fn play_games(run: &RunDir, variant: Variant, opts: &PlayOptions) -> Result<
             }
             summary.lock().unwrap_or_else(|e| e.into_inner()).restarts += std::mem::take(&mut teacher.restarts);
             pb.inc(1);
-            if pending.len() >= opts.games_per_chunk || pending.iter().map(|g| g.kept).sum::<usize>() >= opts.positions_per_chunk {
+            if pending.len() >= opts.games_per_chunk || pending_kept >= opts.positions_per_chunk {
                 flush(&mut pending, &mut chunk_no)?;
+                pending_kept = 0;
             }
         }
         flush(&mut pending, &mut chunk_no)

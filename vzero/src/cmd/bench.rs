@@ -306,21 +306,20 @@ fn selfplay_run(cfg: &vzero_pipeline::RunConfig, variant: Variant, device: vzero
     while stats.batches.load(Ordering::Relaxed) < workers as u64 && warm.elapsed().as_secs_f64() < 60.0 && !handles.iter().any(|h| h.is_finished()) {
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
-    let (moves0, evals0) = (stats.moves.load(Ordering::Relaxed), stats.evals.load(Ordering::Relaxed));
-    let (f0, p0) = match stats.evaluator.get() {
+    // forward passes and the positions in them: the shared evaluator's, else the workers' own
+    let batches = || match stats.evaluator.get() {
         Some(s) => (s.stats().forwards.load(Ordering::Relaxed), s.stats().positions.load(Ordering::Relaxed)),
-        None => (stats.batches.load(Ordering::Relaxed), evals0),
+        None => (stats.batches.load(Ordering::Relaxed), stats.evals.load(Ordering::Relaxed)),
     };
+    let (moves0, evals0) = (stats.moves.load(Ordering::Relaxed), stats.evals.load(Ordering::Relaxed));
+    let (f0, p0) = batches();
     let t = Instant::now();
     while t.elapsed().as_secs_f64() < seconds && !handles.iter().any(|h| h.is_finished()) {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     let secs = t.elapsed().as_secs_f64();
     let (moves, evals) = (stats.moves.load(Ordering::Relaxed) - moves0, stats.evals.load(Ordering::Relaxed) - evals0);
-    let (f1, p1) = match stats.evaluator.get() {
-        Some(s) => (s.stats().forwards.load(Ordering::Relaxed), s.stats().positions.load(Ordering::Relaxed)),
-        None => (stats.batches.load(Ordering::Relaxed), stats.evals.load(Ordering::Relaxed)),
-    };
+    let (f1, p1) = batches();
     stop.store(true, Ordering::Relaxed);
     for h in handles {
         h.join().map_err(|_| anyhow::anyhow!("self-play thread panicked"))??;
