@@ -130,6 +130,30 @@ impl PlaySummary {
             0.0
         }
     }
+
+    /// Adds `other` (a later segment of the same job) to this summary: counts and seconds
+    /// summed, results and reasons merged, warnings kept. Destructured, so that a field added
+    /// to the summary cannot be left out of the sum unnoticed.
+    pub fn add(&mut self, other: PlaySummary) {
+        let PlaySummary { games, positions, siblings, searches, chunks, results, reasons, abandoned, restarts, seconds, warnings } = other;
+        self.games += games;
+        self.positions += positions;
+        self.siblings += siblings;
+        self.searches += searches;
+        self.chunks += chunks;
+        for (t, n) in self.results.iter_mut().zip(results) {
+            *t += n;
+        }
+        for (k, v) in reasons {
+            *self.reasons.entry(k).or_insert(0) += v;
+        }
+        for (k, v) in abandoned {
+            *self.abandoned.entry(k).or_insert(0) += v;
+        }
+        self.restarts += restarts;
+        self.seconds += seconds;
+        self.warnings.extend(warnings);
+    }
 }
 
 /// One finished game: its record, its kept positions and their rows.
@@ -370,4 +394,36 @@ fn play_one(teacher: &mut Teacher, variant: Variant, maker: &RowMaker, opts: &Pl
     };
     let kept = scored.len();
     Ok(Ok(PlayedGame { record, scored, rows, searches, kept, siblings }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two segments' summaries add up field by field; reasons present in one only are kept.
+    #[test]
+    fn summaries_of_segments_add_up() {
+        let seg = |k: usize, reason: &str| PlaySummary {
+            games: k,
+            positions: 10 * k,
+            siblings: k,
+            searches: 20 * k,
+            chunks: 1,
+            results: [k, 1, 2],
+            reasons: BTreeMap::from([(reason.to_string(), k)]),
+            abandoned: BTreeMap::from([("crash".to_string(), 1)]),
+            restarts: 1,
+            seconds: 1.5,
+            warnings: vec![format!("w{k}")],
+        };
+        let mut total = PlaySummary::default();
+        total.add(seg(2, "adjudication"));
+        total.add(seg(3, "checkmate"));
+        assert_eq!((total.games, total.positions, total.siblings, total.searches, total.chunks, total.restarts), (5, 50, 5, 100, 2, 2));
+        assert_eq!(total.results, [5, 2, 4]);
+        assert_eq!(total.reasons, BTreeMap::from([("adjudication".to_string(), 2), ("checkmate".to_string(), 3)]));
+        assert_eq!(total.abandoned, BTreeMap::from([("crash".to_string(), 2)]));
+        assert_eq!(total.seconds, 3.0);
+        assert_eq!(total.warnings, ["w2", "w3"]);
+    }
 }

@@ -177,24 +177,7 @@ fn follow(run: &RunDir, variant: Variant, opts: &PlayOptions, every: f64) -> Res
             job: format!("{}-{segment:04}", opts.job),
             ..opts.clone()
         };
-        let s = play_games(run, variant, &seg)?;
-        total.games += s.games;
-        total.positions += s.positions;
-        total.siblings += s.siblings;
-        total.warnings.extend(s.warnings);
-        total.searches += s.searches;
-        total.chunks += s.chunks;
-        total.restarts += s.restarts;
-        total.seconds += s.seconds;
-        for (t, n) in total.results.iter_mut().zip(s.results) {
-            *t += n;
-        }
-        for (k, v) in s.reasons {
-            *total.reasons.entry(k).or_insert(0) += v;
-        }
-        for (k, v) in s.abandoned {
-            *total.abandoned.entry(k).or_insert(0) += v;
-        }
+        total.add(play_games(run, variant, &seg)?);
     }
     Ok(total)
 }
