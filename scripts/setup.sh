@@ -29,6 +29,20 @@ for arg in "$@"; do [ "$arg" = --browser ] && BROWSER=1; done
 
 case "$FLAVOR" in cpu|full) ;; *) echo "setup.sh: TORCH_FLAVOR must be cpu or full, not '$FLAVOR'" >&2; exit 2 ;; esac
 
+# Free disk space in GB where the venvs go and where pip unpacks (TMPDIR), checked before each
+# large install so that a full disk is said at once, with the figure, instead of pip's OSError
+# half way through a download. need_space GB WHAT
+need_space() {
+  local dir free
+  for dir in . "${TMPDIR:-/tmp}"; do
+    free=$(df -Pk "$dir" 2>/dev/null | awk 'NR==2 {print int($4/1048576)}')
+    if [ -n "$free" ] && [ "$free" -lt "$1" ]; then
+      echo "setup.sh: $2 needs about $1 GB free on the disk of '$dir'; it has $free GB. Free some space (or set TMPDIR to a larger disk) and run it again." >&2
+      exit 1
+    fi
+  done
+}
+
 ok() { [ -e "$stamp" ] && [ -f "$VENV/libtorch/lib/libtorch_cpu.so" ] && [ -x "$VENV/bin/cmake" ]; }
 
 if ! ok; then
@@ -41,6 +55,7 @@ if ! ok; then
   if ! "$PY" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)' 2>/dev/null; then
     echo "setup.sh: need Python >= 3.10 for torch $TORCH_VERSION wheels (set PYTHON=...)" >&2; exit 1
   fi
+  if [ "$FLAVOR" = full ]; then need_space 9 "$VENV (torch $TORCH_VERSION, full flavour)"; else need_space 2 "$VENV (torch $TORCH_VERSION, cpu flavour)"; fi
   echo "setup.sh: creating $VENV with torch $TORCH_VERSION ($FLAVOR flavour) and cmake ..." >&2
   rm -rf "$VENV"
   "$PY" -m venv "$VENV"
@@ -156,6 +171,7 @@ if [ "${VZERO_SKIP_PYTHON:-0}" != 1 ] && [ ! -e "$pystamp" ]; then
   if command -v flock >/dev/null; then flock 8; fi
   if [ ! -e "$pystamp" ]; then
     t0=$(date +%s)
+    need_space 9 "$PYVENV (Python torch $TORCH_VERSION with its CUDA wheels: ~5 GB installed, ~3 GB downloaded)"
     echo "setup.sh: creating $PYVENV (Python torch $TORCH_VERSION, numpy, onnx, onnxruntime) ..." >&2
     rm -rf "$PYVENV"
     "$PY" -m venv "$PYVENV"
