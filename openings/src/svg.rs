@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use crate::tree::{numbered_line, TreeRow};
+use crate::tree::TreeRow;
 
 fn esc(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
@@ -40,12 +40,13 @@ pub fn tree_svg(rows: &[TreeRow], title: &str, max_rows: usize) -> String {
             let _ = writeln!(s, r##"<rect x="0" y="{y}" width="{width}" height="{row_h}" fill="#eef2f8"/>"##);
         }
         let indent = 14.0 * (r.ply - 1) as f64;
-        let label = if r.ply == 1 { numbered_line(&r.line_san) } else {
-            // the move with its number only
-            let full = numbered_line(&r.line_san);
-            let prefix = numbered_line(&r.line_san[..r.ply - 1]);
-            let last = full[prefix.len()..].trim().to_string();
-            if r.ply % 2 == 0 { format!("{}… {last}", r.ply.div_ceil(2)) } else { last }
+        // the whole line at the first ply, then the move alone with its turn's number
+        let label = if r.ply == 1 {
+            r.line.clone()
+        } else if r.mover == "black" {
+            format!("{}… {}", r.turn, r.san)
+        } else {
+            format!("{}. {}", r.turn, r.san)
         };
         let _ = writeln!(s, r#"<text x="{}" y="{}">{}</text>"#, 10.0 + indent, y + 15.0, esc(&label));
         let g = r.games.max(1) as f64;

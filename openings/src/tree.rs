@@ -16,6 +16,9 @@ struct Node {
     uci: String,
     san: String,
     mover: Option<Color>,
+    /// Fullmove number of the position the move is played in (a Dictator's second step keeps
+    /// its turn's number).
+    turn: u32,
     games: u64,
     white_wins: u64,
     draws: u64,
@@ -52,6 +55,11 @@ pub struct TreeRow {
     pub san: String,
     /// "white" or "black": the side that played the move.
     pub mover: String,
+    /// Fullmove number of the turn the move belongs to (a Dictator's second step keeps it).
+    pub turn: u32,
+    /// The line as PGN movetext with move numbers (`1. Pe4 Pe5 2. Nf3`; a line from a position
+    /// with Black to move starts `n...`; a double move is numbered once).
+    pub line: String,
     pub games: u64,
     /// Share of the games played from the parent position that chose this move.
     pub frequency: f64,
@@ -147,7 +155,7 @@ impl OpeningTree {
             let next = match self.child(cur, &uci) {
                 Some(c) => c,
                 None => {
-                    let node = Node { san: san(&pos, m), uci, ..Default::default() };
+                    let node = Node { san: san(&pos, m), uci, turn: pos.fullmove_number().max(1), ..Default::default() };
                     self.nodes.push(node);
                     let c = self.nodes.len() - 1;
                     self.nodes[cur].children.push(c);
@@ -181,7 +189,8 @@ impl OpeningTree {
         for (fen, r) in roots {
             let mut line_uci = Vec::new();
             let mut line_san = Vec::new();
-            self.walk(&fen, r, min_games, &mut line_uci, &mut line_san, &mut out);
+            let mut turns = Vec::new();
+            self.walk(&fen, r, min_games, (&mut line_uci, &mut line_san, &mut turns), &mut out);
         }
         out
     }
@@ -192,7 +201,11 @@ impl OpeningTree {
         ch
     }
 
-    fn walk(&self, fen: &str, n: usize, min: u64, lu: &mut Vec<String>, ls: &mut Vec<String>, out: &mut Vec<TreeRow>) {
+    /// Depth-first rows below node `n`; `line` holds the UCI moves, SAN moves and turns
+    /// (fullmove number, mover) of the path to `n`.
+    #[allow(clippy::type_complexity)]
+    fn walk(&self, fen: &str, n: usize, min: u64, line: (&mut Vec<String>, &mut Vec<String>, &mut Vec<(u32, Color)>), out: &mut Vec<TreeRow>) {
+        let (lu, ls, lt) = line;
         let children = self.sorted_children(n);
         let total: u64 = children.iter().map(|&c| self.nodes[c].games).sum();
         for c in children {
@@ -200,9 +213,10 @@ impl OpeningTree {
             if node.games < min.max(1) {
                 continue;
             }
+            let white = node.mover != Some(Color::Black);
             lu.push(node.uci.clone());
             ls.push(node.san.clone());
-            let white = node.mover != Some(Color::Black);
+            lt.push((node.turn, if white { Color::White } else { Color::Black }));
             let (mw, ml) = if white { (node.white_wins, node.black_wins) } else { (node.black_wins, node.white_wins) };
             let g = node.games as f64;
             let score = (mw as f64 + 0.5 * node.draws as f64) / g;
@@ -214,6 +228,8 @@ impl OpeningTree {
                 uci: node.uci.clone(),
                 san: node.san.clone(),
                 mover: if white { "white" } else { "black" }.into(),
+                turn: node.turn,
+                line: numbered_line(ls, lt),
                 games: node.games,
                 frequency: node.games as f64 / total as f64,
                 white_wins: node.white_wins,
@@ -227,23 +243,30 @@ impl OpeningTree {
                 prior: (node.prior_n > 0).then(|| node.prior_sum / node.prior_n as f64),
                 value: (node.value_n > 0).then(|| node.value_sum / node.value_n as f64),
             });
-            self.walk(fen, c, min, lu, ls, out);
+            self.walk(fen, c, min, (&mut *lu, &mut *ls, &mut *lt), out);
             lu.pop();
             ls.pop();
+            lt.pop();
         }
     }
 }
 
-/// Numbered SAN line (`1. Pe4 Pe5 2. Nf3`), numbering by ply pairs from the start.
-pub fn numbered_line(sans: &[String]) -> String {
+/// Numbered SAN line (`1. Pe4 Pe5 2. Nf3`) from each ply's turn (fullmove number, mover), by
+/// the one PGN numbering rule ([`vzero_rules::pgn::move_number`]): a line that starts with Black
+/// reads `n... Pe5`, and a Dictator's second step carries no number of its own.
+pub fn numbered_line(sans: &[String], turns: &[(u32, Color)]) -> String {
     let mut s = String::new();
-    for (i, m) in sans.iter().enumerate() {
-        if i % 2 == 0 {
-            let _ = write!(s, "{}{}. ", if i > 0 { " " } else { "" }, i / 2 + 1);
-        } else {
+    let mut last = None;
+    for (m, &(num, side)) in sans.iter().zip(turns) {
+        if !s.is_empty() {
+            s.push(' ');
+        }
+        if let Some(n) = vzero_rules::pgn::move_number(last, num, side) {
+            s.push_str(&n);
             s.push(' ');
         }
         s.push_str(m);
+        last = Some(side);
     }
     s
 }
@@ -303,8 +326,7 @@ pub fn to_markdown(rows: &[TreeRow], roots: &[(String, u64, u64, u64, u64)], ski
     let multi = roots.len() > 1;
     for r in rows {
         let indent = "\u{a0}\u{a0}".repeat(r.ply - 1);
-        let line = numbered_line(&r.line_san);
-        let line = if multi { format!("[{}] {line}", &r.start_fen) } else { line };
+        let line = if multi { format!("[{}] {}", &r.start_fen, r.line) } else { r.line.clone() };
         let _ = writeln!(
             s,
             "| {indent}{line} | {} | {} | {} | {:.1}% | {}/{}/{} | {}/{}/{} | {:.1}% | {} | {:.1} | {} | {} |",

@@ -201,6 +201,41 @@ fn pgn_reader_recovers_after_a_missing_result() {
 }
 
 #[test]
+fn lines_are_numbered_by_turn_from_any_start_and_through_double_moves() {
+    // empire from its start position with Black to move at turn 12: the line starts `12...`
+    let fen = empire().start_fen().replacen(" w ", " b ", 1);
+    let fen = format!("{} 0 12", fen.rsplitn(3, ' ').nth(2).unwrap());
+    let black_first = format!(
+        "[Variant \"empire\"]\n[FEN \"{fen}\"]\n[Result \"0-1\"]\n\n12... a7a6 13. a3a4 h7h6 0-1\n\n"
+    );
+    // spqr, two bare Dictator kings: White's turn 7 is a double move, Black's a move and a pass
+    let double = "[Variant \"spqr\"]\n[FEN \"5k6/12/12/12/12/12/12/12/12/12/12/6K5 w - - 0 7 Kk\"]\n[Result \"1/2-1/2\"]\n\n7. g1g2 g2g3 f12f11 0000 8. g3g4 1/2-1/2\n\n";
+    for (variant, pgn, want_turns, want_numbers) in [
+        ("empire", black_first, vec![12, 13, 13], vec!["12...", "13."]),
+        ("spqr", double.to_string(), vec![7, 7, 7, 7, 8], vec!["7.", "8."]),
+    ] {
+        let (_d, p) = write_pgn("g.pgn", &pgn);
+        let mut tree = OpeningTree::new(8);
+        let sum = scan(&[Input::Pgn(p)], Variant::builtin(variant).unwrap(), &Filter::default(), false, |g| tree.add(g)).unwrap();
+        assert_eq!(sum.counted, 1, "{variant}: {:?}", sum.skipped);
+        let rows = tree.rows(1);
+        let last = rows.last().unwrap();
+        assert_eq!(rows.iter().map(|r| r.turn).collect::<Vec<_>>(), want_turns, "{variant}");
+        let numbers: Vec<&str> = last.line.split_whitespace().filter(|t| t.ends_with('.')).collect();
+        assert_eq!(numbers, want_numbers, "{variant}: {}", last.line);
+        assert_eq!(last.line.split_whitespace().count(), want_turns.len() + want_numbers.len(), "{variant}: {}", last.line);
+        assert!(last.line.starts_with(want_numbers[0]), "{variant}: {}", last.line);
+        let md = vzero_openings::to_markdown(&rows, &tree.roots(), 0, variant);
+        assert!(md.contains(&last.line), "{md}");
+        // the SVG labels a later move with its own turn: Black's as `n… move`
+        let svg = vzero_openings::tree_svg(&rows, "t", 8);
+        let second = &rows[1];
+        let dots = if second.mover == "black" { "…" } else { "." };
+        assert!(svg.contains(&format!("{}{dots} {}", second.turn, second.san)), "{svg}");
+    }
+}
+
+#[test]
 fn filters() {
     let gens = |s: &str| Filter { generations: Some(Filter::parse_generations(s).unwrap()), ..Default::default() };
     let count = |f: &Filter| {
