@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use anyhow::Result;
-use vzero_data::RunDir;
+use vzero_data::{ChunkName, RunDir};
 
 /// A stable 64-bit hash of `parts` for job ids ([`vzero_base::hash::fnv1a64_parts`]: the same in
 /// every build, unlike `std`'s hasher).
@@ -20,15 +20,18 @@ pub(crate) fn worker_name(kind: &str, id: u64, batch: usize) -> String {
     format!("{kind}_{id:016x}_b{batch:06}")
 }
 
-/// The batches of job `id` of `kind` whose chunks are in `run`.
+/// The batches of job `id` of `kind` whose chunks are in `run`: read from each chunk name's
+/// worker field ([`ChunkName::parse`]), which must be exactly a [`worker_name`] of this job.
 pub(crate) fn done_batches(run: &RunDir, kind: &str, id: u64) -> Result<HashSet<usize>> {
-    let tag = format!("-{kind}_{id:016x}_b");
+    let prefix = format!("{kind}_{id:016x}_b");
     let mut done = HashSet::new();
     for name in run.list_chunk_names()? {
-        if let Some(i) = name.find(&tag) {
-            let digits: String = name[i + tag.len()..].chars().take_while(|c| c.is_ascii_digit()).collect();
-            if let Ok(b) = digits.parse() {
-                done.insert(b);
+        let Some(chunk) = ChunkName::parse(&name) else { continue };
+        if let Some(digits) = chunk.worker.strip_prefix(&prefix) {
+            if !digits.is_empty() && digits.bytes().all(|c| c.is_ascii_digit()) {
+                if let Ok(b) = digits.parse() {
+                    done.insert(b);
+                }
             }
         }
     }
@@ -78,6 +81,9 @@ mod tests {
         }
         std::fs::write(run.new_chunk_path(&worker_name("label", 43, 1)), b"x").unwrap();
         std::fs::write(run.new_chunk_path(&worker_name("import", 42, 2)), b"x").unwrap();
+        // a worker that only starts like this job's, and a name that is not a chunk name
+        std::fs::write(run.new_chunk_path(&format!("{}x", worker_name("label", 42, 5))), b"x").unwrap();
+        std::fs::write(run.new_chunk_path(&format!("x{}", worker_name("label", 42, 6))), b"x").unwrap();
         let done = done_batches(&run, "label", 42).unwrap();
         assert_eq!(done, HashSet::from([0, 3]));
     }
