@@ -98,6 +98,10 @@ pub struct ScoredPosition {
     /// White's result of the game the position comes from (1, 0, -1), when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<f32>,
+    /// Index of the game the position comes from in its chunk's `games` (a multi-PV sibling:
+    /// the game it branches off), when the writer knew it; chunks written before it have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub game: Option<u32>,
 }
 
 /// A UCI engine's score as it printed it, from the side to move: `cp` in its centipawns, or

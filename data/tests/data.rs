@@ -130,6 +130,7 @@ fn scored_positions_round_trip_beside_rows_and_games() {
             score: if i % 2 == 0 { TeacherScore::Cp(37 * i - 50) } else { TeacherScore::Mate(-i) },
             best: "e2e4".into(),
             result: if i == 3 { None } else { Some(1.0 - i as f32) },
+            game: if i == 2 { None } else { Some(i as u32 / 2) },
         })
         .collect();
     let r = rows(4, 3, 2);

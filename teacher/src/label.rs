@@ -276,6 +276,7 @@ pub fn scored_position(game: &vzero_rules::Game, best: vzero_rules::Move, score:
         },
         best: game.position().uci(best),
         result: white_result,
+        game: None,
     }
 }
 

@@ -25,7 +25,7 @@ use rand::seq::{IteratorRandom, SliceRandom};
 use rand::SeedableRng;
 use vzero_arena::{PlayerSpec, Score};
 use vzero_data::heartbeat::BEAT_PERIOD;
-use vzero_data::{GameRecord, Heartbeat, Progress, RunDir, Row, ScoredPosition, Source};
+use vzero_data::{ChunkName, GameRecord, Heartbeat, Progress, RunDir, Row, ScoredPosition, Source};
 use vzero_rules::{Color, Game, Outcome, Variant};
 
 use crate::jobs::{fnv1a, run_workers};
@@ -183,8 +183,8 @@ pub fn play_games(run: &RunDir, variant: Variant, opts: &PlayOptions) -> Result<
     // Games are seeded by the job, its game number and the chunks the job already wrote, so a
     // rerun of the same job (after a kill, or a loop's round played again) plays new games
     // rather than the same ones again (the teacher is deterministic at a node count).
-    let tag = format!("-play_{id:016x}_");
-    let earlier = run.list_chunk_names()?.iter().filter(|n| n.contains(&tag)).count() as u64;
+    let tag = format!("play_{id:016x}_");
+    let earlier = run.list_chunk_names()?.iter().filter(|n| ChunkName::parse(n).is_some_and(|c| c.worker.starts_with(&tag))).count() as u64;
     let chunk_base = earlier as usize;
     let pb = if opts.progress { ProgressBar::new(opts.games as u64) } else { ProgressBar::hidden() };
     pb.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} games [{elapsed_precise}, eta {eta}] {msg}").expect("valid template"));
@@ -217,7 +217,12 @@ pub fn play_games(run: &RunDir, variant: Variant, opts: &PlayOptions) -> Result<
             *chunk_no += 1;
             let games: Vec<GameRecord> = pending.iter().map(|g| g.record.clone()).collect();
             let rows: Vec<Row> = pending.iter_mut().flat_map(|g| std::mem::take(&mut g.rows)).collect();
-            let scored: Vec<ScoredPosition> = pending.iter_mut().flat_map(|g| std::mem::take(&mut g.scored)).collect();
+            // each position names its game's index among the chunk's games (the held-out split)
+            let scored: Vec<ScoredPosition> = pending
+                .iter_mut()
+                .enumerate()
+                .flat_map(|(i, g)| std::mem::take(&mut g.scored).into_iter().map(move |s| ScoredPosition { game: Some(i as u32), ..s }))
+                .collect();
             let meta = maker.meta(Source::Label, &worker, &opts.teacher);
             run.write_chunk_scored(&worker, &meta, &rows, &games, &scored).with_context(|| format!("writing a chunk into {}", run.location()))?;
             let mut s = summary.lock().unwrap_or_else(|e| e.into_inner());

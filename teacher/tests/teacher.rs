@@ -374,7 +374,7 @@ fn teacher_games_keep_every_searched_position_with_its_score_and_result() {
     for (games, scored, rows) in &chunks {
         assert_eq!(scored.len(), *rows, "a row per scored position");
         let mut next = scored.iter();
-        for g in games {
+        for (gi, g) in games.iter().enumerate() {
             let white = match g.result.as_str() {
                 "1-0" => Some(1.0),
                 "0-1" => Some(-1.0),
@@ -394,6 +394,7 @@ fn teacher_games_keep_every_searched_position_with_its_score_and_result() {
                     let sp = next.next().expect("a scored position for every searched ply");
                     assert_eq!(sp.start_fen, g.start_fen);
                     assert_eq!(sp.moves, g.moves[..ply].to_vec());
+                    assert_eq!(sp.game, Some(gi as u32), "the position names its game in the chunk");
                     assert_eq!(&sp.best, m);
                     assert_eq!(sp.result, white);
                     last_score = Some(sp.score);

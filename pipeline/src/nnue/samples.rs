@@ -125,14 +125,44 @@ fn item_samples(item: Item, mapping: &FsfMapping, opts: &DataOptions) -> Result<
     }
 }
 
-/// A chunk's scored positions split by the game they come from, in order. A teacher's chunk
-/// holds its games' positions game after game, each on its game's path or one move off it (a
-/// multi-PV line), their move counts never falling within a game: a position that does not fit
-/// the current game, or has fewer moves than one before it, starts the next game that it fits.
-/// Each group comes with its game's index and the number of the chunk's games it stands for
-/// (games without kept positions count with the group before them, or the first). Positions
-/// that fit no later game stay in the current group.
+/// A chunk's scored positions split by the game they come from, in order. Each group comes with
+/// its game's index and the number of the chunk's games it stands for (games without kept
+/// positions count with the group before them, or the first). Positions that name their game
+/// ([`ScoredPosition::game`], every `nnue play` chunk) are grouped by it; older chunks by
+/// [`scored_by_path`].
 fn scored_by_game(scored: Vec<ScoredPosition>, games: &[GameRecord]) -> Vec<(usize, Vec<ScoredPosition>, usize)> {
+    let named = scored.iter().map(|sp| sp.game.map(|g| g as usize)).collect::<Option<Vec<usize>>>();
+    let groups = match named {
+        Some(index) if index.iter().all(|&g| g < games.len()) && index.windows(2).all(|w| w[0] <= w[1]) => {
+            let mut groups: Vec<(usize, Vec<ScoredPosition>)> = Vec::new();
+            for (sp, g) in scored.into_iter().zip(index) {
+                match groups.last_mut() {
+                    Some(last) if last.0 == g => last.1.push(sp),
+                    _ => groups.push((g, vec![sp])),
+                }
+            }
+            groups
+        }
+        _ => scored_by_path(scored, games),
+    };
+    let starts: Vec<usize> = groups.iter().map(|g| g.0).collect();
+    groups
+        .into_iter()
+        .enumerate()
+        .map(|(k, (game, positions))| {
+            let begin = if k == 0 { 0 } else { starts[k] };
+            let end = starts.get(k + 1).copied().unwrap_or(games.len()).max(begin);
+            (game, positions, end - begin)
+        })
+        .collect()
+}
+
+/// The game of each scored position read off its moves, for chunks whose positions do not name
+/// it. A teacher's chunk holds its games' positions game after game, each on its game's path or
+/// one move off it (a multi-PV line), their move counts never falling within a game: a position
+/// that does not fit the current game, or has fewer moves than one before it, starts the next
+/// game that it fits. Positions that fit no later game stay in the current group.
+fn scored_by_path(scored: Vec<ScoredPosition>, games: &[GameRecord]) -> Vec<(usize, Vec<ScoredPosition>)> {
     let fits = |sp: &ScoredPosition, g: &GameRecord| {
         let path = sp.moves.len().saturating_sub(1);
         sp.start_fen == g.start_fen && path <= g.moves.len() && sp.moves[..path] == g.moves[..path]
@@ -156,16 +186,7 @@ fn scored_by_game(scored: Vec<ScoredPosition>, games: &[GameRecord]) -> Vec<(usi
             (None, None) => groups.push((0, vec![sp], len)),
         }
     }
-    let starts: Vec<usize> = groups.iter().map(|g| g.0).collect();
-    groups
-        .into_iter()
-        .enumerate()
-        .map(|(k, (game, positions, _))| {
-            let begin = if k == 0 { 0 } else { starts[k] };
-            let end = starts.get(k + 1).copied().unwrap_or(games.len()).max(begin);
-            (game, positions, end - begin)
-        })
-        .collect()
+    groups.into_iter().map(|(game, positions, _)| (game, positions)).collect()
 }
 
 /// The items of one chunk of `mapping`'s variant: its scored positions, an item per game they
@@ -344,7 +365,7 @@ mod tests {
     }
 
     fn pos(fen: &str, moves: &[&str]) -> ScoredPosition {
-        ScoredPosition { start_fen: fen.into(), moves: moves.iter().map(|m| m.to_string()).collect(), score: TeacherScore::Cp(0), best: String::new(), result: None }
+        ScoredPosition { start_fen: fen.into(), moves: moves.iter().map(|m| m.to_string()).collect(), score: TeacherScore::Cp(0), best: String::new(), result: None, game: None }
     }
 
     /// A teacher's chunk is split into its games' positions, multi-PV siblings (one move off the
@@ -369,5 +390,22 @@ mod tests {
         let groups = scored_by_game(vec![pos("s", &["a"]), pos("u", &["z"])], &games[..1]);
         assert_eq!(groups.iter().map(|(g, p, n)| (*g, p.len(), *n)).collect::<Vec<_>>(), vec![(0, 2, 1)]);
         assert_eq!(scored_by_game(vec![pos("s", &["a"])], &[]).iter().map(|(g, p, n)| (*g, p.len(), *n)).collect::<Vec<_>>(), vec![(0, 1, 0)]);
+    }
+
+    /// Positions that name their game are grouped by it, even where their moves would say
+    /// otherwise (two games with the same opening); a name out of range or out of order falls
+    /// back to the moves.
+    #[test]
+    fn scored_positions_that_name_their_game_are_grouped_by_it() {
+        let games = [record("s", &["a", "b"]), record("s", &["a", "b", "c"]), record("s", &["q"])];
+        let named = |fen: &str, moves: &[&str], g: u32| ScoredPosition { game: Some(g), ..pos(fen, moves) };
+        // by the moves alone all three would join game 0 (each fits it and grows)
+        let scored = vec![named("s", &["a"], 0), named("s", &["a", "b"], 1), named("s", &["a", "b", "c"], 1)];
+        let shape = |g: Vec<(usize, Vec<ScoredPosition>, usize)>| g.iter().map(|(g, p, n)| (*g, p.len(), *n)).collect::<Vec<_>>();
+        assert_eq!(shape(scored_by_game(scored.clone(), &games)), vec![(0, 1, 1), (1, 2, 2)]);
+        assert_eq!(shape(scored_by_game(scored.iter().cloned().map(|s| ScoredPosition { game: None, ..s }).collect(), &games)), vec![(0, 3, 3)]);
+        let mut bad = scored.clone();
+        bad[2].game = Some(7);
+        assert_eq!(shape(scored_by_game(bad, &games)), vec![(0, 3, 3)]);
     }
 }
