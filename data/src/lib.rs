@@ -24,7 +24,7 @@ pub use chunk::{write_block, write_chunk, write_chunk_scored, Chunk, ChunkExpect
 pub use error::{DataError, Result};
 pub use heartbeat::{Beat, Heartbeat, Progress};
 pub use lease::{Holder, Lease};
-pub use name::{ChunkCounts, ChunkName};
+pub use name::{decimal, ChunkCounts, ChunkName};
 pub use packed::{PackedPlanes, PlaneKind};
 pub use remote::StorageOptions;
 pub use rows::{ChunkMeta, GameRecord, Row, RowBlock, ScoredPosition, Source, TeacherScore, MIN_SCHEMA_VERSION, SCHEMA_VERSION};

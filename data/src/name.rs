@@ -91,8 +91,8 @@ impl ChunkName {
 }
 
 /// A name field of decimal digits only (no sign, not empty) as a number: the one reader of the
-/// numbers vzero writes into file names (chunks, checkpoints).
-pub(crate) fn decimal(field: &str) -> Option<u64> {
+/// numbers vzero writes into file names (chunks, checkpoints, job batches).
+pub fn decimal(field: &str) -> Option<u64> {
     if field.is_empty() || !field.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use anyhow::Result;
-use vzero_data::{ChunkName, RunDir};
+use vzero_data::{decimal, ChunkName, RunDir};
 
 /// A stable 64-bit hash of `parts` for job ids ([`vzero_base::hash::fnv1a64_parts`]: the same in
 /// every build, unlike `std`'s hasher).
@@ -27,12 +27,8 @@ pub(crate) fn done_batches(run: &RunDir, kind: &str, id: u64) -> Result<HashSet<
     let mut done = HashSet::new();
     for name in run.list_chunk_names()? {
         let Some(chunk) = ChunkName::parse(&name) else { continue };
-        if let Some(digits) = chunk.worker.strip_prefix(&prefix) {
-            if !digits.is_empty() && digits.bytes().all(|c| c.is_ascii_digit()) {
-                if let Ok(b) = digits.parse() {
-                    done.insert(b);
-                }
-            }
+        if let Some(b) = chunk.worker.strip_prefix(&prefix).and_then(decimal) {
+            done.insert(b as usize);
         }
     }
     Ok(done)
