@@ -176,6 +176,34 @@ mod tests {
         }
     }
 
+    /// Every config the repository publishes (the variants' profiles, the test profile and the
+    /// ablation arms that docs/strength.md gives commands for) parses, validates and, where it
+    /// starts games from a book, names a book that exists and reads: a user copying a command
+    /// from the docs must not meet a config that the code has since outgrown.
+    #[test]
+    fn every_published_config_is_valid() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+        let mut seen = 0;
+        for dir in ["configs", "configs/tests", "docs/ablations"] {
+            let mut paths: Vec<_> = std::fs::read_dir(root.join(dir)).unwrap().map(|e| e.unwrap().path()).collect();
+            paths.retain(|p| p.extension().is_some_and(|x| x == "toml"));
+            paths.sort();
+            assert!(!paths.is_empty(), "{dir}: no configs");
+            for path in paths {
+                let cfg = RunConfig::load(&path).unwrap_or_else(|e| panic!("{e:#}"));
+                let variant = vzero_rules::Variant::load(&cfg.variant).unwrap();
+                if let Some(book) = &cfg.selfplay.start_book {
+                    // Books are named from the repository root, where the documented commands run.
+                    let selfplay = SelfplayConfig { start_book: Some(root.join(book).display().to_string()), ..cfg.selfplay.clone() };
+                    let lines = selfplay.start_lines(variant).unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
+                    assert!(!lines.is_empty(), "{}: empty start book", path.display());
+                }
+                seen += 1;
+            }
+        }
+        assert!(seen >= 20, "only {seen} configs found");
+    }
+
     #[test]
     fn gpu_profiles_feed_their_learner_early_and_rate_checkpoints() {
         // docs/gpu.md, run 1: 8 workers each writing a chunk per 20,000 rows (160,000 rows before
