@@ -24,4 +24,4 @@ pub use vzero_openings::read_book;
 pub use vzero_engine::Score;
 pub use ratings::{compute_ratings, format_table, GameRecord, Rating};
 pub use spec::{NetOptions, PlayerSpec};
-pub use uci_client::{find_fsf, fsf_command, fsf_launcher, EngineInfo, FsfSource, UciEngine, UciEngineSpec, VariantIni, VZERO_VARIANTS_INI};
+pub use uci_client::{find_fsf, fsf_command, fsf_launcher, EngineInfo, FsfSource, TimeControl, UciEngine, UciEngineSpec, VariantIni, VZERO_VARIANTS_INI};

@@ -8,7 +8,7 @@
 //! spec      := random | greedy | alphabeta[:DEPTH] | mcts[:SIMS][:knowledge] | net:PATH[:gumbel][:SIMS]{:NETOPT}
 //!            | uci:CMD{:OPTION} | fsf{:OPTION}
 //! NETOPT    := kv=W | kp=W | batch=N
-//! OPTION    := nodes=N | movetime=MS | depth=D | opt=NAME=VALUE | variantpath=PATH | name=LABEL | timeout=MS
+//! OPTION    := nodes=N | movetime=MS | depth=D | tc=S[+INC] | opt=NAME=VALUE | variantpath=PATH | name=LABEL | timeout=MS
 //! ```
 //!
 //! * `random` — uniformly random legal move (seeded).
@@ -27,7 +27,9 @@
 //! * `uci:CMD` — an external UCI engine: CMD is split on whitespace into program and arguments
 //!   (e.g. `uci:fairy-stockfish` or `uci:/path/to/vzero uci`). Options, `:`-separated:
 //!   `nodes=N` (`go nodes N`, default 1000 unless `movetime` or `depth` is given), `movetime=MS`
-//!   (`go movetime MS`), `depth=D` (`go depth D`), `opt=Name=Value` (`setoption`, repeatable), `variantpath=PATH`
+//!   (`go movetime MS`), `depth=D` (`go depth D`), `tc=S+INC` (a game clock in seconds, e.g.
+//!   `tc=10+0.1`: `go wtime … winc …`, each move charged its wall time, a flag loses the game),
+//!   `opt=Name=Value` (`setoption`, repeatable), `variantpath=PATH`
 //!   (`setoption name VariantPath`), `name=LABEL` (name in results and PGN),
 //!   `timeout=MS` (extra time allowed per move before the engine forfeits, default 10000).
 //! * `fsf` — Fairy-Stockfish: `uci:` with the program `$VZERO_FSF`, else `fairy-stockfish` on

@@ -168,6 +168,10 @@ pub struct UciEngineSpec {
     pub movetime: Option<u64>,
     /// `go depth D` (Fairy-Stockfish's training-data generator searches depth 2 or so).
     pub depth: Option<u32>,
+    /// A game clock: base time and increment per move (`tc=S+INC`, seconds). Each game starts
+    /// with the base; each move is charged the wall time from `go` to `bestmove`; an engine
+    /// whose clock runs out loses the game on time.
+    pub clock: Option<TimeControl>,
     /// `setoption name N value V`, in order.
     pub options: Vec<(String, String)>,
     /// `setoption name VariantPath value P`.
@@ -208,6 +212,7 @@ impl UciEngineSpec {
             nodes: None,
             movetime: None,
             depth: None,
+            clock: None,
             options: Vec::new(),
             variant_path,
             label: None,
@@ -222,6 +227,7 @@ impl UciEngineSpec {
                     Ok(d @ 1..=64) => spec.depth = Some(d),
                     _ => bail!("uci depth: '{v}' is not a depth from 1 to 64"),
                 },
+                "tc" => spec.clock = Some(v.parse()?),
                 "timeout" => spec.timeout = Duration::from_millis(v.parse().map_err(|_| anyhow!("uci timeout: '{v}' is not a number"))?),
                 "opt" => {
                     let (n, val) = v.split_once('=').ok_or_else(|| anyhow!("uci opt=NAME=VALUE, got 'opt={v}'"))?;
@@ -229,10 +235,13 @@ impl UciEngineSpec {
                 }
                 "variantpath" => spec.variant_path = Some(VariantIni::File(v.to_string())),
                 "name" => spec.label = Some(v.to_string()),
-                _ => bail!("unknown uci option '{k}' (nodes, movetime, depth, opt, variantpath, name, timeout)"),
+                _ => bail!("unknown uci option '{k}' (nodes, movetime, depth, tc, opt, variantpath, name, timeout)"),
             }
         }
-        if spec.nodes.is_none() && spec.movetime.is_none() && spec.depth.is_none() {
+        if spec.clock.is_some() && (spec.nodes.is_some() || spec.movetime.is_some() || spec.depth.is_some()) {
+            bail!("uci tc= is a game clock: give it alone, without nodes=, movetime= or depth=");
+        }
+        if spec.nodes.is_none() && spec.movetime.is_none() && spec.depth.is_none() && spec.clock.is_none() {
             spec.nodes = Some(1000);
         }
         Ok(spec)
@@ -272,7 +281,49 @@ impl UciEngineSpec {
         if let Some(x) = self.depth {
             n += &format!(":depth={x}");
         }
+        if let Some(c) = self.clock {
+            n += &format!(":tc={c}");
+        }
         n
+    }
+}
+
+/// A game clock for [`UciEngineSpec::clock`]: `S` or `S+INC` in seconds (`60+0.6`, `10`, `4+0.05`),
+/// as cutechess and fastchess write it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TimeControl {
+    /// Time on the clock at the start of a game.
+    pub base: Duration,
+    /// Added after each move.
+    pub inc: Duration,
+}
+
+impl std::str::FromStr for TimeControl {
+    type Err = anyhow::Error;
+
+    fn from_str(s: &str) -> Result<TimeControl> {
+        let secs = |x: &str| -> Result<Duration> {
+            match x.trim().parse::<f64>() {
+                Ok(v) if v.is_finite() && v >= 0.0 && v < 1e7 => Ok(Duration::from_secs_f64(v)),
+                _ => bail!("uci tc: '{x}' is not a number of seconds (tc=S or tc=S+INC, e.g. tc=60+0.6)"),
+            }
+        };
+        let (base, inc) = s.split_once('+').unwrap_or((s, "0"));
+        let tc = TimeControl { base: secs(base)?, inc: secs(inc)? };
+        if tc.base.is_zero() {
+            bail!("uci tc: the base time of '{s}' must be above 0");
+        }
+        Ok(tc)
+    }
+}
+
+impl std::fmt::Display for TimeControl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.base.as_secs_f64())?;
+        if !self.inc.is_zero() {
+            write!(f, "+{}", self.inc.as_secs_f64())?;
+        }
+        Ok(())
     }
 }
 
@@ -287,6 +338,8 @@ pub struct UciEngine {
     stderr: Arc<Mutex<VecDeque<String>>>,
     variant: Variant,
     id_name: Option<String>,
+    /// Time left on this engine's clock in the current game (with `tc=`).
+    clock_left: Duration,
 }
 
 /// Lines of the engine's standard error kept for error messages.
@@ -334,7 +387,8 @@ impl UciEngine {
                 t.push_back(line);
             }
         });
-        let mut e = UciEngine { spec: spec.clone(), name: spec.name(), child, stdin, lines: rx, stderr, variant, id_name: None };
+        let clock_left = spec.clock.map_or(Duration::ZERO, |c| c.base);
+        let mut e = UciEngine { spec: spec.clone(), name: spec.name(), child, stdin, lines: rx, stderr, variant, id_name: None, clock_left };
         e.send("uci")?;
         let mut id = None;
         e.wait_for(
@@ -482,6 +536,7 @@ impl Player for UciEngine {
             let fresh = UciEngine::start(&self.spec, self.variant)?;
             *self = fresh;
         }
+        self.clock_left = self.spec.clock.map_or(Duration::ZERO, |c| c.base);
         self.send("ucinewgame")?;
         self.sync()
     }
@@ -502,15 +557,21 @@ impl Player for UciEngine {
     /// out.
     fn judge_lines(&mut self, game: &Game) -> Result<(Move, Option<Score>, Vec<PvLine>)> {
         debug_assert_eq!(game.position().variant().name(), self.variant.name());
-        let (go, limit) = match (self.spec.movetime, self.spec.depth, self.spec.nodes) {
-            (Some(t), _, _) => (format!("go movetime {t}"), Duration::from_millis(t) + self.spec.timeout),
-            (None, Some(d), _) => (format!("go depth {d}"), self.spec.timeout.max(Duration::from_secs(60))),
-            (None, None, Some(n)) => (format!("go nodes {n}"), self.spec.timeout.max(Duration::from_secs(60))),
-            (None, None, None) => ("go nodes 1000".to_string(), self.spec.timeout.max(Duration::from_secs(60))),
+        let (go, limit) = match (self.spec.clock, self.spec.movetime, self.spec.depth, self.spec.nodes) {
+            // the engine sees its own clock on both sides: the opponent's is not known here
+            (Some(c), ..) => {
+                let (t, i) = (self.clock_left.as_millis(), c.inc.as_millis());
+                (format!("go wtime {t} btime {t} winc {i} binc {i}"), self.clock_left + self.spec.timeout)
+            }
+            (None, Some(t), _, _) => (format!("go movetime {t}"), Duration::from_millis(t) + self.spec.timeout),
+            (None, None, Some(d), _) => (format!("go depth {d}"), self.spec.timeout.max(Duration::from_secs(60))),
+            (None, None, None, Some(n)) => (format!("go nodes {n}"), self.spec.timeout.max(Duration::from_secs(60))),
+            (None, None, None, None) => ("go nodes 1000".to_string(), self.spec.timeout.max(Duration::from_secs(60))),
         };
         // one write (and one wake-up of the engine) for both lines: at shallow depths the
         // round trip, not the search, bounds a teacher's positions per second
         self.send(&format!("{}\n{go}", position_command(game)))?;
+        let asked = Instant::now();
         let mut score = None;
         // the last report of each line after the first: (score, first move, reply)
         let mut others: Vec<Option<(Score, String, Option<String>)>> = Vec::new();
@@ -531,6 +592,13 @@ impl Player for UciEngine {
             },
             limit,
         )?;
+        if let Some(c) = self.spec.clock {
+            let took = asked.elapsed();
+            if took > self.clock_left {
+                bail!("{}: lost on time ({} ms for a move with {} ms on the clock)", self.name, took.as_millis(), self.clock_left.as_millis());
+            }
+            self.clock_left = self.clock_left - took + c.inc;
+        }
         let mv = line.split_whitespace().nth(1).ok_or_else(|| anyhow!("{}: empty bestmove", self.name))?;
         if mv == "(none)" {
             bail!("{}: bestmove (none) in a position with legal moves", self.name);
@@ -613,6 +681,21 @@ mod tests {
             let e = UciEngineSpec::parse(bad).unwrap_err().to_string();
             assert!(e.contains("from 1 to 64"), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn clocks_parse_as_seconds_and_stand_alone() {
+        let s = UciEngineSpec::parse("stockfish:tc=4+0.05").unwrap();
+        assert_eq!(s.clock, Some(TimeControl { base: Duration::from_secs(4), inc: Duration::from_millis(50) }));
+        assert_eq!((s.nodes, s.movetime, s.depth), (None, None, None));
+        assert_eq!(s.name(), "uci:stockfish:tc=4+0.05");
+        assert_eq!("10".parse::<TimeControl>().unwrap(), TimeControl { base: Duration::from_secs(10), inc: Duration::ZERO });
+        for bad in ["x", "0+1", "-1", "5+", "5+x", "inf", "NaN+1"] {
+            let e = format!("{:#}", bad.parse::<TimeControl>().unwrap_err());
+            assert!(e.contains("uci tc"), "{bad}: {e}");
+        }
+        let e = UciEngineSpec::parse("stockfish:tc=4:nodes=10").unwrap_err().to_string();
+        assert!(e.contains("alone"), "{e}");
     }
 
     #[test]

@@ -251,6 +251,7 @@ fn vzero_variant_definitions_are_written_whole_for_fairy_stockfish() {
         nodes: Some(1),
         movetime: None,
         depth: None,
+        clock: None,
         options: Vec::new(),
         variant_path: Some(VariantIni::Vzero),
         label: None,

@@ -170,6 +170,25 @@ impl<B: Bitboard> Pos<B> {
         self.checkers = self.checkers_of(self.side);
     }
 
+    /// This position with the pieces on `squares` taken off, as a setup rather than a move:
+    /// castling rights and the en-passant square are dropped (a castling rook or the pawn may
+    /// be gone), the key and checkers recomputed. `None` when a square is empty or holds a
+    /// royal piece, or when the side not to move would be in check.
+    pub fn without_pieces(&self, squares: &[usize]) -> Option<Self> {
+        let mut p = *self;
+        for &sq in squares {
+            let piece = p.piece_at(sq)?;
+            if self.r.royal_types >> piece.kind.0 & 1 != 0 {
+                return None;
+            }
+            p.remove(sq);
+        }
+        p.castling = 0;
+        p.ep = NO_SQ;
+        p.finish_setup();
+        p.checkers_of(p.side.flip()).is_empty().then_some(p)
+    }
+
     /// Pieces of colour `c` that capture onto `sq` given occupancy `occ`.
     #[inline]
     pub(crate) fn attackers(&self, sq: usize, c: Color, occ: B) -> B {

@@ -126,6 +126,17 @@ impl Position {
         each!(self, p => p.compute_key())
     }
 
+    /// This position with the pieces on `squares` taken off (a setup, e.g. a reduced-army start:
+    /// castling rights and the en-passant square dropped); `None` when a square is empty or
+    /// royal, or the side not to move would be in check.
+    pub fn without_pieces(&self, squares: &[Square]) -> Option<Position> {
+        let sq: Vec<usize> = squares.iter().map(|s| s.index()).collect();
+        Some(match self {
+            Position::Small(p) => Position::Small(p.without_pieces(&sq)?),
+            Position::Large(p) => Position::Large(p.without_pieces(&sq)?),
+        })
+    }
+
     /// Whether the side to move is in check.
     pub fn is_check(&self) -> bool {
         each!(self, p => p.in_check())

@@ -66,6 +66,14 @@ pub struct SelfplayConfig {
     /// are kept in the game record but are no training rows: a curriculum of varied, often
     /// unbalanced positions, so fewer games are the same long shuffle.
     pub opening_random_plies: u32,
+    /// Share of new games (not branched, not from `start_book`) that start from a reduced army:
+    /// the start position with a random number (1 to `reduced_army_share` of each side's
+    /// non-royal pieces) taken off each side, mirrored where the start is symmetric, castling
+    /// rights dropped ([`crate::reduced_army()`]); `opening_random_plies` follow. Endings come
+    /// within plies, so games teach turning a lead into the result the rules count (0: off).
+    pub reduced_army_prob: f32,
+    /// The largest share of each side's non-royal pieces a reduced-army start takes off.
+    pub reduced_army_share: f32,
     /// Probability that a new game starts from a position of an earlier game of the same
     /// worker instead of the start (KataGo's branching from earlier games): a uniformly random
     /// ply of one of its last [`BRANCH_MEMORY`] games, replayed from the start so repetitions
@@ -157,6 +165,8 @@ impl Default for SelfplayConfig {
             cap_material_margin: 3.0,
             cap_king_advance: 0.0,
             opening_random_plies: 0,
+            reduced_army_prob: 0.0,
+            reduced_army_share: 0.5,
             branch_prob: 0.0,
             start_book: None,
             start_book_prob: 0.5,
@@ -194,6 +204,8 @@ impl SelfplayConfig {
         check(self.cap_material_margin > 0.0, "cap_material_margin", "positive")?;
         check((0.0..=10.0).contains(&self.cap_king_advance), "cap_king_advance", "in [0, 10] pawns per rank")?;
         check(self.opening_random_plies < self.max_plies.min(1000), "opening_random_plies", "below max_plies (and 1000)")?;
+        check((0.0..=1.0).contains(&self.reduced_army_prob), "reduced_army_prob", "in [0, 1]")?;
+        check(self.reduced_army_share > 0.0 && self.reduced_army_share <= 1.0, "reduced_army_share", "in (0, 1]")?;
         check((0.0..=1.0).contains(&self.branch_prob), "branch_prob", "in [0, 1]")?;
         check((0.0..=1.0).contains(&self.start_book_prob), "start_book_prob", "in [0, 1]")?;
         check(self.start_book.as_ref().is_none_or(|p| !p.trim().is_empty()), "start_book", "a path")?;

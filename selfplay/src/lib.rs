@@ -5,9 +5,11 @@
 //! (`vzero_model::EvalServer`) that batches across workers.
 
 mod config;
+mod reduced_army;
 mod targets;
 mod worker;
 
 pub use config::{EvaluatorMode, SelfplayConfig};
+pub use reduced_army::reduced_army;
 pub use targets::{capped_end, finish_game, CapOutcome, GameEnd, GameRow};
 pub use worker::{run_worker, Doorbell, Stats, WorkerContext};

@@ -212,7 +212,11 @@ impl Worker {
                 game
             }
             None => {
-                let mut game = Game::startpos(self.ctx.variant);
+                let reduced = cfg.reduced_army_prob > 0.0 && self.rng.gen::<f32>() < cfg.reduced_army_prob;
+                let mut game = reduced
+                    .then(|| crate::reduced_army::reduced_army(self.ctx.variant, cfg.reduced_army_share, &mut self.rng))
+                    .flatten()
+                    .unwrap_or_else(|| Game::startpos(self.ctx.variant));
                 let plies = self.rng.gen_range(0..=cfg.opening_random_plies);
                 let rng = &mut self.rng;
                 game.play_opening(plies, |moves| *moves.choose(rng).expect("play_opening never passes an empty list"));

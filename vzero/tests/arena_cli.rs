@@ -118,6 +118,38 @@ fn match_and_ratings() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Engines on game clocks (`tc=`): vzero against itself at 1 s + 20 ms a side plays its games
+/// out with no forfeit; an engine that takes 0.4 s for its first move on a 0.1 s clock loses
+/// every game on time, and the PGN says so.
+#[test]
+fn clock_matches_charge_time_and_flags_lose() {
+    let dir = std::env::temp_dir().join(format!("vzero-arena-tc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pgn = dir.join("clock.pgn");
+    let p = pgn.to_str().unwrap();
+    let a = format!("uci:{BIN} uci:tc=1+0.02:name=a");
+    let b = format!("uci:{BIN} uci:tc=1+0.02:name=b");
+    let (rc, out, err) = vzero(&["match", &a, &b, "--games", "2", "--variant", "empire", "--max-plies", "60", "--concurrency", "2", "--pgn", p, "--no-progress"]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(out.contains("2 games"), "{out}");
+    let text = std::fs::read_to_string(&pgn).unwrap();
+    assert!(!text.contains("forfeit"), "{text}");
+
+    let slow = dir.join("slow.sh");
+    std::fs::write(&slow, "#!/bin/sh\nwhile read l; do case \"$l\" in uci) echo uciok;; isready) echo readyok;; go*) sleep 0.4; echo bestmove a1a2;; quit) exit 0;; esac; done\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&slow, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let pgn2 = dir.join("flag.pgn");
+    let p2 = pgn2.to_str().unwrap();
+    let spec = format!("uci:{}:tc=0.1:name=slow", slow.display());
+    let (rc, out, err) = vzero(&["match", &spec, "random", "--games", "2", "--variant", "empire", "--pgn", p2, "--no-progress"]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(out.contains("W/D/L 0/0/2"), "{out}");
+    let text = std::fs::read_to_string(&pgn2).unwrap();
+    assert_eq!(text.matches("lost on time").count(), 2, "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// `vzero curve` on a small finished run: each point is a checkpoint against generation 0 with
 /// its games in a PGN file; a second call finds the points measured and plays nothing; a broken
 /// curve.csv is an error naming the file and line.
