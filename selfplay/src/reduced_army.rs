@@ -20,14 +20,7 @@ const TRIES: usize = 16;
 pub fn reduced_army(variant: Variant, share: f32, rng: &mut impl Rng) -> Option<Game> {
     let start = Position::startpos(variant);
     let (files, ranks) = (variant.files(), variant.ranks());
-    let army = |color: Color| -> Vec<Square> {
-        let king = start.king_square(color);
-        (0..files * ranks)
-            .map(|i| Square(i as u8))
-            .filter(|&sq| Some(sq) != king && start.piece_at(sq).is_some_and(|p| p.color == color))
-            .collect()
-    };
-    let (white, black) = (army(Color::White), army(Color::Black));
+    let (white, black) = (army(&start, Color::White), army(&start, Color::Black));
     if white.is_empty() || black.is_empty() || share <= 0.0 {
         return None;
     }
@@ -56,21 +49,21 @@ pub fn reduced_army(variant: Variant, share: f32, rng: &mut impl Rng) -> Option<
     None
 }
 
+/// The squares of `color`'s non-royal pieces in `p`.
+fn army(p: &Position, color: Color) -> Vec<Square> {
+    let v = p.variant();
+    let king = p.king_square(color);
+    (0..v.files() * v.ranks())
+        .map(|i| Square(i as u8))
+        .filter(|&sq| Some(sq) != king && p.piece_at(sq).is_some_and(|pc| pc.color == color))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use rand::rngs::StdRng;
     use rand::SeedableRng;
-
-    /// Non-royal pieces of `color` on the board.
-    fn army(p: &Position, color: Color) -> usize {
-        let v = p.variant();
-        let king = p.king_square(color);
-        (0..v.files() * v.ranks())
-            .map(|i| Square(i as u8))
-            .filter(|&sq| Some(sq) != king && p.piece_at(sq).is_some_and(|pc| pc.color == color))
-            .count()
-    }
 
     #[test]
     fn reduced_starts_are_legal_balanced_and_smaller_in_every_builtin_variant() {
@@ -78,7 +71,7 @@ mod tests {
         for name in ["empire", "shogun", "spqr", "empire-faceoff", "shogun-auto"] {
             let v = Variant::builtin(name).unwrap();
             let full = Position::startpos(v);
-            let (fw, fb) = (army(&full, Color::White), army(&full, Color::Black));
+            let (fw, fb) = (army(&full, Color::White).len(), army(&full, Color::Black).len());
             let mut sizes = std::collections::BTreeSet::new();
             for _ in 0..200 {
                 let g = reduced_army(v, 0.5, &mut rng).unwrap_or_else(|| panic!("{name}: no start"));
@@ -87,7 +80,7 @@ mod tests {
                 assert!(!p.is_royal_attacked(p.side_to_move().flip()), "{name}: {}", p.fen());
                 // the FEN reads back to the same position (the rules accepted it)
                 assert_eq!(Position::from_fen(v, &p.fen()).unwrap().fen(), p.fen());
-                let (w, b) = (army(p, Color::White), army(p, Color::Black));
+                let (w, b) = (army(p, Color::White).len(), army(p, Color::Black).len());
                 assert_eq!(fw - w, fb - b, "{name}: as many taken from each side: {}", p.fen());
                 assert!(w < fw && fw - w <= fw / 2, "{name}: {w} of {fw} left: {}", p.fen());
                 assert!(p.king_square(Color::White).is_some() && p.king_square(Color::Black).is_some());
