@@ -33,6 +33,13 @@ pub struct SelfplayConfig {
     pub gumbel: bool,
     /// Moves the Gumbel root considers.
     pub considered: usize,
+    /// Gumbel root: `c_visit` in the policy target's sigma(q) = (c_visit + max N) * c_scale * q
+    /// (mctx `maxvisit_init`, 50).
+    pub gumbel_c_visit: f32,
+    /// Gumbel root: `c_scale` in sigma(q) (mctx `value_scale`, 0.1). At a few dozen simulations
+    /// sigma spans about 7 logits, so the targets keep most of their mass on the prior's
+    /// unvisited moves; a larger `c_scale` puts it on the moves the search preferred.
+    pub gumbel_c_scale: f32,
     /// Dirichlet noise at the root, total concentration spread over the legal moves (PUCT).
     pub dirichlet_total: f32,
     /// Share of the noise in the root prior (PUCT).
@@ -152,6 +159,8 @@ impl Default for SelfplayConfig {
             full_prob: 0.25,
             gumbel: true,
             considered: 16,
+            gumbel_c_visit: 50.0,
+            gumbel_c_scale: 0.1,
             dirichlet_total: 10.83,
             dirichlet_fraction: 0.25,
             temperature_initial: 0.75,
@@ -195,6 +204,8 @@ impl SelfplayConfig {
         check(self.cheap_sims >= 1 && self.cheap_sims <= self.full_sims, "cheap_sims", "1..=full_sims")?;
         check((0.0..=1.0).contains(&self.full_prob) && self.full_prob > 0.0, "full_prob", "in (0, 1]")?;
         check(self.considered >= 2, "considered", "at least 2")?;
+        check(self.gumbel_c_visit.is_finite() && self.gumbel_c_visit >= 0.0, "gumbel_c_visit", "a non-negative number")?;
+        check(self.gumbel_c_scale.is_finite() && self.gumbel_c_scale > 0.0, "gumbel_c_scale", "a positive number")?;
         check(self.dirichlet_total > 0.0, "dirichlet_total", "positive")?;
         check((0.0..=1.0).contains(&self.dirichlet_fraction), "dirichlet_fraction", "in [0, 1]")?;
         check(self.temperature_initial >= 0.0 && self.temperature_final >= 0.0, "temperature_*", "non-negative")?;
@@ -252,7 +263,12 @@ impl SelfplayConfig {
         let base = SearchConfig { playout_cap: self.playout_cap_at(u64::MAX), contempt: self.contempt, ..SearchConfig::default() };
         if self.gumbel {
             SearchConfig {
-                root_mode: RootMode::Gumbel(GumbelConfig { max_considered: self.considered, ..GumbelConfig::default() }),
+                root_mode: RootMode::Gumbel(GumbelConfig {
+                    max_considered: self.considered,
+                    c_visit: self.gumbel_c_visit,
+                    c_scale: self.gumbel_c_scale,
+                    ..GumbelConfig::default()
+                }),
                 ..base
             }
         } else {
@@ -380,6 +396,38 @@ mod tests {
         for bad in [-0.5, 11.0, f32::NAN] {
             assert!(SelfplayConfig { cap_king_advance: bad, ..c.clone() }.validate().unwrap_err().contains("cap_king_advance"), "{bad}");
         }
+    }
+
+    #[test]
+    fn gumbel_target_scale_is_read_validated_and_sharpens_the_targets() {
+        let d = SelfplayConfig::default();
+        let RootMode::Gumbel(g) = d.search_config().root_mode else { panic!("gumbel root expected") };
+        assert_eq!((g.c_visit, g.c_scale), (GumbelConfig::default().c_visit, GumbelConfig::default().c_scale));
+        let c: SelfplayConfig = toml::from_str("gumbel_c_visit = 100\ngumbel_c_scale = 0.3").unwrap();
+        c.validate().unwrap();
+        let RootMode::Gumbel(g3) = c.search_config_at(0).root_mode else { panic!("gumbel root expected") };
+        assert_eq!((g3.c_visit, g3.c_scale), (100.0, 0.3));
+        for (field, bad) in [("gumbel_c_visit", -1.0), ("gumbel_c_visit", f32::NAN), ("gumbel_c_scale", 0.0), ("gumbel_c_scale", f32::INFINITY)] {
+            let mut b = c.clone();
+            if field == "gumbel_c_visit" { b.gumbel_c_visit = bad } else { b.gumbel_c_scale = bad }
+            assert!(b.validate().unwrap_err().contains(field), "{field} = {bad}");
+        }
+        // A spqr-like root after 50 simulations: 70 legal moves under a flat prior, the best of 16
+        // considered moves visited 20 times (Q 0.15), the other 15 twice (Q spread over [-0.1, 0.1]).
+        let n = 70;
+        let logits = vec![0.0f32; n];
+        let priors = vec![1.0 / n as f32; n];
+        let visits: Vec<u32> = (0..n).map(|i| if i == 0 { 20 } else if i < 16 { 2 } else { 0 }).collect();
+        let q: Vec<f32> = (0..n).map(|i| if i == 0 { 0.15 } else if i < 16 { -0.1 + 0.2 * (i - 1) as f32 / 14.0 } else { 0.0 }).collect();
+        let best_share = |cfg: &GumbelConfig| {
+            let (mut sigma, mut target) = (Vec::new(), Vec::new());
+            vzero_mcts::gumbel::sigma_completed_q(cfg, 0.0, &priors, &visits, &q, &mut sigma);
+            vzero_mcts::gumbel::improved_policy(&logits, &sigma, &mut target);
+            target[0]
+        };
+        let (soft, sharp) = (best_share(&g), best_share(&g3));
+        assert!(soft < 0.5, "default scale leaves most of the target off the best move: {soft}");
+        assert!(sharp > 0.9, "c_visit 100, c_scale 0.3 put the target on the search's best move: {sharp}");
     }
 
     #[test]
