@@ -45,6 +45,66 @@ pub struct Progress {
     pub step: u64,
     /// The newest generation it published or plays.
     pub generation: u64,
+    /// Its resignations and playthrough games (self-play only).
+    pub resigns: Resigns,
+}
+
+/// A self-play process's resignations: the games it resigned, and, in its playthrough games
+/// (a share never resigned, played out to check the threshold), how often the side that would
+/// have resigned went on to win or draw. The false-resign rate says whether
+/// `selfplay.resign_threshold` throws away games that were not lost.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Resigns {
+    /// Games ended by resignation.
+    pub resigned: u64,
+    /// Playthrough games finished.
+    pub playthrough_games: u64,
+    /// Playthrough games in which a side would have resigned.
+    pub would_resign: u64,
+    /// ...and that side won (a false resignation).
+    pub resigner_won: u64,
+    /// ...and the game was drawn.
+    pub resigner_drew: u64,
+}
+
+impl Resigns {
+    /// The sum of two processes' counts.
+    pub fn add(&mut self, o: &Resigns) {
+        let Resigns { resigned, playthrough_games, would_resign, resigner_won, resigner_drew } = *o;
+        self.resigned += resigned;
+        self.playthrough_games += playthrough_games;
+        self.would_resign += would_resign;
+        self.resigner_won += resigner_won;
+        self.resigner_drew += resigner_drew;
+    }
+
+    /// Share of would-be resigners that won; `None` before the first.
+    pub fn false_resign_rate(&self) -> Option<f64> {
+        (self.would_resign > 0).then(|| self.resigner_won as f64 / self.would_resign as f64)
+    }
+
+    /// One line for progress and status: `resigned 12; false resigns 1 of 4 (25.0%), 1 drawn,
+    /// in 9 playthrough games`. Empty when nothing resigned and no playthrough game finished.
+    pub fn line(&self) -> String {
+        if self.resigned == 0 && self.playthrough_games == 0 {
+            return String::new();
+        }
+        let mut line = format!("resigned {}", self.resigned);
+        match self.false_resign_rate() {
+            Some(r) => {
+                line += &format!(
+                    "; false resigns {} of {} ({:.1}%), {} drawn, in {} playthrough games",
+                    self.resigner_won,
+                    self.would_resign,
+                    100.0 * r,
+                    self.resigner_drew,
+                    self.playthrough_games
+                )
+            }
+            None => line += &format!("; no would-be resigner yet in {} playthrough games", self.playthrough_games),
+        }
+        line
+    }
 }
 
 /// One heartbeat record.
@@ -73,6 +133,10 @@ pub struct Beat {
     /// written before it was added).
     #[serde(default)]
     pub rows_per_min: f64,
+    /// Resignations and false resignations so far (zero in records written before it was
+    /// added, and for processes that play no self-play games).
+    #[serde(default)]
+    pub resigns: Resigns,
 }
 
 impl Beat {
@@ -159,6 +223,7 @@ impl Shared {
             games_per_min,
             steps_per_min,
             rows_per_min,
+            resigns: p.resigns,
             ..self.base.clone()
         };
         self.target.write(&beat)
@@ -191,6 +256,7 @@ impl Heartbeat {
             games_per_min: 0.0,
             steps_per_min: 0.0,
             rows_per_min: 0.0,
+            resigns: Resigns::default(),
         };
         let shared = Arc::new(Shared {
             target: Target::of(run),
@@ -235,6 +301,26 @@ pub fn read_heartbeats(run: &RunDir) -> Result<Vec<Beat>> {
 mod tests {
     use super::*;
     use std::sync::atomic::{AtomicU64, Ordering};
+
+    #[test]
+    fn resign_counts_add_up_read_back_and_older_records_have_none() {
+        let a = Resigns { resigned: 10, playthrough_games: 4, would_resign: 3, resigner_won: 1, resigner_drew: 1 };
+        let mut t = Resigns::default();
+        assert_eq!((t.line(), t.false_resign_rate()), (String::new(), None));
+        t.add(&a);
+        t.add(&Resigns { resigned: 2, playthrough_games: 1, would_resign: 1, ..Default::default() });
+        assert_eq!(t, Resigns { resigned: 12, playthrough_games: 5, would_resign: 4, resigner_won: 1, resigner_drew: 1 });
+        assert_eq!(t.false_resign_rate(), Some(0.25));
+        assert_eq!(t.line(), "resigned 12; false resigns 1 of 4 (25.0%), 1 drawn, in 5 playthrough games");
+        let only_playthrough = Resigns { playthrough_games: 3, ..Default::default() };
+        assert_eq!(only_playthrough.line(), "resigned 0; no would-be resigner yet in 3 playthrough games");
+        // a record written before resignations were reported reads as none
+        let old = r#"{"host":"h","pid":1,"role":"selfplay","started":1,"updated":2,"state":"stopped","games":5,"rows":9,"step":0,"generation":0,"games_per_min":1.0,"steps_per_min":0.0}"#;
+        let b: Beat = serde_json::from_str(old).unwrap();
+        assert_eq!((b.games, b.resigns), (5, Resigns::default()));
+        let back: Beat = serde_json::from_slice(&serde_json::to_vec(&Beat { resigns: a, ..b }).unwrap()).unwrap();
+        assert_eq!(back.resigns, a);
+    }
 
     #[test]
     fn a_heartbeat_reports_counters_and_says_when_it_stopped() {

@@ -22,7 +22,7 @@ mod window;
 
 pub use chunk::{write_block, write_chunk, write_chunk_scored, Chunk, ChunkExpect};
 pub use error::{DataError, Result};
-pub use heartbeat::{Beat, Heartbeat, Progress};
+pub use heartbeat::{Beat, Heartbeat, Progress, Resigns};
 pub use lease::{Holder, Lease};
 pub use name::{decimal, ChunkCounts, ChunkName};
 pub use packed::{PackedPlanes, PlaneKind};

@@ -517,6 +517,7 @@ fn heartbeat(run: &RunDir, role: &str, stats: Option<Arc<Stats>>, learner: Optio
             p.rows = s.rows.load(Ordering::Relaxed);
             let net = s.network.lock().unwrap_or_else(|e| e.into_inner()).clone();
             p.generation = parse_checkpoint_name(&net).map_or(0, |(g, _)| g);
+            p.resigns = s.resigns();
         }
         if let Some(l) = &learner {
             p.step = l.step.load(Ordering::Relaxed);
@@ -569,11 +570,14 @@ fn join(workers: Vec<std::thread::JoinHandle<Result<()>>>) -> Result<()> {
 }
 
 /// One line of self-play figures: games (results for White), moves, rows, mean leaves per
-/// forward pass, the network playing.
+/// forward pass, the network playing, and resignations once there are any (with the
+/// playthrough games' false resignations).
 pub fn selfplay_line(stats: &Stats) -> String {
     let l = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
+    let resigns = stats.resigns().line();
+    let resigns = if resigns.is_empty() { resigns } else { format!(" | {resigns}") };
     format!(
-        "games {} (+{} ={} -{}) moves {} rows {} | batch {:.1} | net {}",
+        "games {} (+{} ={} -{}) moves {} rows {} | batch {:.1} | net {}{resigns}",
         l(&stats.games),
         l(&stats.results[0]),
         l(&stats.results[1]),

@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use vzero_arena::gauntlet::{arena_dir, read_elo_csv, EloRow};
 use vzero_data::heartbeat::read_heartbeats;
 use vzero_data::lease::read_holder;
-use vzero_data::{Beat, Chunk, ChunkCounts, ChunkName, Holder, RunDir, Source};
+use vzero_data::{Beat, Chunk, ChunkCounts, ChunkName, Holder, Resigns, RunDir, Source};
 
 /// How far back the rates look.
 pub const RATE_MINUTES: f64 = 10.0;
@@ -185,6 +185,16 @@ impl RunStatus {
         })
     }
 
+    /// Resignations and false resignations summed over every self-play process that left a
+    /// heartbeat record in the run (stopped ones too: together they are the run's).
+    pub fn resigns(&self) -> Resigns {
+        let mut total = Resigns::default();
+        for b in self.processes.iter().filter(|b| b.role != "label" && b.role != "learner") {
+            total.add(&b.resigns);
+        }
+        total
+    }
+
     /// The report as lines of text.
     pub fn lines(&self) -> Vec<String> {
         let mut out = vec![format!("run          {}", self.location)];
@@ -208,6 +218,10 @@ impl RunStatus {
             format!("last {} min", if self.rate_minutes >= 2.0 { format!("{:.0}", self.rate_minutes) } else { format!("{:.1}", self.rate_minutes) }),
             self.games_per_min, self.rows_per_min, self.steps_per_min
         ));
+        let resigns = self.resigns().line();
+        if !resigns.is_empty() {
+            out.push(format!("resigns      {resigns} (every process of the run)"));
+        }
         out.push(match &self.gauntlet {
             Some(g) => format!("gauntlet     {}: elo {:.0} [{:.0}, {:.0}] after {:.1} min", g.checkpoint, g.elo, g.lo, g.hi, g.minutes),
             None => "gauntlet     none yet".into(),
@@ -236,6 +250,12 @@ impl RunStatus {
             }
             if b.role != "learner" {
                 line += &format!(", {} games ({:.1}/min), {} rows", b.games, b.games_per_min, b.rows);
+                if b.resigns.resigned > 0 || b.resigns.would_resign > 0 {
+                    line += &format!(", {} resigned", b.resigns.resigned);
+                    if let Some(r) = b.resigns.false_resign_rate() {
+                        line += &format!(" ({:.1}% false of {})", 100.0 * r, b.resigns.would_resign);
+                    }
+                }
             }
             if b.role != "selfplay" {
                 line += &format!(", step {} ({:.1}/min)", b.step, b.steps_per_min);

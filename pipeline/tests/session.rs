@@ -318,3 +318,34 @@ fn games_start_inside_the_lines_of_a_start_book_and_make_rows_only_after_it() {
     let e = format!("{:#}", Session::open(&dir.path().join("run2"), &ConfigChoice { file: Some(cfg), ..Default::default() }).err().unwrap());
     assert!(e.contains("start_book") && e.contains("starts.txt:2"), "{e}");
 }
+
+/// Resignations reach the heartbeat, `vzero status` and the progress line: the games resigned
+/// there are the games whose records say `resign`, and the playthrough games (never resigned)
+/// are counted with their would-be resigners, so the false-resign rate can be read from the run.
+#[test]
+fn resignations_and_false_resigns_are_reported_from_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = tiny_file(
+        dir.path(),
+        "resign_threshold = -1.0\n",
+        "resign_threshold = 0.0\nresign_consecutive = 1\nresign_playthrough = 0.5\n",
+    );
+    let run = dir.path().join("run");
+    let session = Session::open(&run, &ConfigChoice { file: Some(cfg), ..Default::default() }).unwrap();
+    let s = session.train(&Limits { games: Some(16), minutes: Some(4.0), ..Default::default() }, &mut |_| {}).unwrap();
+    let (_, records) = rows_and_games(&run);
+    let resigned = records.iter().filter(|g| g.reason == "resign").count() as u64;
+    assert!(resigned > 0, "no game resigned at a threshold of 0: {}", s.selfplay);
+    let status = vzero_pipeline::status::RunStatus::read(&run).unwrap();
+    let r = status.resigns();
+    assert_eq!(r.resigned, resigned, "{r:?}");
+    // every finished game is a playthrough game or may resign; a playthrough game never resigns
+    assert!(r.playthrough_games > 0 && r.playthrough_games + resigned <= records.len() as u64, "{r:?} of {} games", records.len());
+    assert!(r.would_resign <= r.playthrough_games && r.resigner_won + r.resigner_drew <= r.would_resign, "{r:?}");
+    assert!(r.would_resign > 0, "no playthrough game had a would-be resigner at a threshold of 0: {r:?}");
+    let lines = status.lines();
+    let line = lines.iter().find(|l| l.starts_with("resigns ")).unwrap_or_else(|| panic!("{lines:?}"));
+    assert!(line.contains(&format!("resigned {resigned}")) && line.contains("false resigns"), "{line}");
+    assert!(lines.iter().any(|l| l.trim_start().starts_with("train") && l.contains(&format!("{resigned} resigned"))), "{lines:?}");
+    assert!(s.selfplay.contains(&format!("resigned {resigned}")), "{}", s.selfplay);
+}

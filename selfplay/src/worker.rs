@@ -13,7 +13,7 @@ use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use vzero_base::now_unix;
-use vzero_data::{ChunkMeta, GameRecord, RunDir, Row};
+use vzero_data::{ChunkMeta, GameRecord, Resigns, RunDir, Row};
 use vzero_encoding::ENCODING_VERSION;
 use vzero_mcts::{gather_batch, material_target, FalseResignStats, Leaf, LeafValue, ResignTracker, Search, SearchConfig, VariantGame};
 use vzero_model::{leaf_value, CheckpointMeta, Device, EvalServer, NetEvaluator};
@@ -56,6 +56,14 @@ pub struct Stats {
 }
 
 impl Stats {
+    /// Games resigned and the playthrough games' false resignations, as heartbeats and
+    /// progress lines report them.
+    pub fn resigns(&self) -> Resigns {
+        let f = *self.false_resign.lock().unwrap_or_else(|e| e.into_inner());
+        let FalseResignStats { playthrough_games, would_resign, resigner_won, resigner_drew } = f;
+        Resigns { resigned: self.resigned.load(Ordering::Relaxed), playthrough_games, would_resign, resigner_won, resigner_drew }
+    }
+
     /// Positions per forward pass: the evaluation server's batches when there is one, else each
     /// worker's own.
     pub fn positions_per_forward(&self) -> f64 {

@@ -1501,7 +1501,7 @@
     run.last = st;
     const set = (id, v) => ($(id).textContent = v);
     if (!st) {
-      for (const id of ['run-variant', 'run-games', 'run-rows', 'run-rate', 'run-steps', 'run-gen', 'run-loss']) set(id, '–');
+      for (const id of ['run-variant', 'run-games', 'run-rows', 'run-rate', 'run-resigns', 'run-steps', 'run-gen', 'run-loss']) set(id, '–');
       plot($('run-elo'), { series: [], empty: 'no run' });
       plot($('run-loss-plot'), { series: [], empty: 'no run' });
       clear($('run-procs'));
@@ -1513,6 +1513,8 @@
     set('run-games', fmtInt(st.games));
     set('run-rows', fmtInt(st.rows));
     set('run-rate', fmtNum(st.games_per_min, 1));
+    const rs = st.resigns || {};
+    set('run-resigns', rs.resigned == null ? '–' : fmtInt(rs.resigned) + (st.false_resign_rate != null ? ` (${fmtNum(100 * st.false_resign_rate, 1)}% false of ${fmtInt(rs.would_resign)})` : ''));
     set('run-steps', fmtInt(st.steps));
     set('run-gen', fmtInt(st.generation));
     set('run-loss', fmtNum(lastLoss, 4));
@@ -1554,6 +1556,7 @@
       if (p.generation != null) extra.push(`gen ${p.generation}`);
       if (p.games_per_min != null) extra.push(`${fmtNum(p.games_per_min, 1)} games/min`);
       if (p.steps_per_min != null) extra.push(`${fmtNum(p.steps_per_min, 1)} steps/min`);
+      if (p.resigned) extra.push(`${p.resigned} resigned` + (p.false_resign_rate != null ? ` (${fmtNum(100 * p.false_resign_rate, 1)}% false)` : ''));
       if (p.line) extra.push(p.line);
       if (extra.length) li.append(h('span', { class: 'proc-line', text: extra.join(' · ') }));
       ul.append(li);

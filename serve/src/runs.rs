@@ -117,7 +117,8 @@ fn read_status(path: &Path) -> Result<Value> {
         .iter()
         .map(|b| {
             json!({ "kind": b.role, "host": b.host, "pid": b.pid, "state": b.state, "age_s": b.age(s.now), "games": b.games, "rows": b.rows,
-                    "step": b.step, "generation": b.generation, "games_per_min": b.games_per_min, "steps_per_min": b.steps_per_min, "rows_per_min": b.rows_per_min })
+                    "step": b.step, "generation": b.generation, "games_per_min": b.games_per_min, "steps_per_min": b.steps_per_min, "rows_per_min": b.rows_per_min,
+                    "resigned": b.resigns.resigned, "false_resign_rate": b.resigns.false_resign_rate() })
         })
         .collect();
     let last = metrics.last();
@@ -132,6 +133,9 @@ fn read_status(path: &Path) -> Result<Value> {
         "games_per_min": s.games_per_min,
         "rows_per_min": s.rows_per_min,
         "external_rows_per_min": s.external_rows_per_min,
+        // games resigned and the playthrough games' would-be resigners, over every process
+        "resigns": s.resigns(),
+        "false_resign_rate": s.resigns().false_resign_rate(),
         "steps_per_min": s.steps_per_min,
         // the newest of metrics.csv and the newest checkpoint (metrics rows come every few steps)
         "steps": last.map(|m| m.step).max(s.checkpoint.as_ref().map(|c| c.step)),
