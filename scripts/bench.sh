@@ -23,8 +23,10 @@ case "$what" in
   # cells: positions/s (GFLOP/s); --variant empire for the real default net, --compare for the
   # reference / fused f32 / fused bf16 paths side by side
   nn) bash scripts/setup.sh >/dev/null && cargo run -q --release -p vzero-model --example nnbench -- "$@" ;;
-  # NNUE on the CPU: training positions/s (sparse Adam, batch 1024) and the integer eval's
-  # positions/s; args: [variant] (default empire)
+  # NNUE on the CPU: training positions/s (sparse Adam, batch 1024, with the factoriser as
+  # `vzero nnue train` trains; the example takes other batch sizes, comma-separated, with their
+  # ratio to the first, and `off` for no factoriser) and the integer eval's positions/s;
+  # args: [variant] (default empire)
   nnue) v=${1:-empire}; cargo run -q --release -p vzero-nnue --example train_speed -- "$v" 1024 10 && cargo run -q --release -p vzero-nnue --example eval_speed -- "$v" ;;
   # Fairy-Stockfish's nodes/s: scripts/fairy-stockfish (pyffish) against other builds, paired by
   # round; args: [--fsf /path/to/native/stockfish ...] [--nodes N] [--rounds R]

@@ -46,6 +46,95 @@ use rayon::prelude::*;
 use std::sync::{Arc, Mutex};
 use vzero_rules::Color;
 
+/// Calls one of this file's `kernels` functions through its AVX2 copy where the CPU has AVX2
+/// (8 floats per instruction instead of SSE2's 4), else through the portable one. No FMA is
+/// enabled: every result is the same bit for bit on either path (Rust never fuses or
+/// reorders float operations), so a net trains the same on any x86 CPU.
+macro_rules! wide {
+    ($f:ident($($a:expr),* $(,)?)) => {{
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::is_x86_feature_detected!("avx2") {
+                // SAFETY: the CPU has AVX2 (checked just above).
+                unsafe { kernels::$f::avx2($($a),*) }
+            } else {
+                kernels::$f($($a),*)
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            kernels::$f($($a),*)
+        }
+    }};
+}
+
+/// The trainer's inner loops, each once as written and once compiled for AVX2 (the same code:
+/// the helpers they call are inlined into either copy).
+mod kernels {
+    use super::*;
+
+    /// Defines `pub fn $name` and, on x86-64, `avx2::$name` with `#[target_feature(enable =
+    /// "avx2")]`, from one body.
+    macro_rules! kernel {
+        ($(#[$m:meta])* fn $name:ident$(<$($l:lifetime),*>)?($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty $body:block) => {
+            $(#[$m])*
+            #[inline(always)]
+            pub fn $name$(<$($l),*>)?($($arg: $ty),*) -> $ret $body
+
+            #[cfg(target_arch = "x86_64")]
+            pub mod $name {
+                use super::*;
+                #[target_feature(enable = "avx2")]
+                pub unsafe fn avx2$(<$($l),*>)?($($arg: $ty),*) -> $ret {
+                    super::$name($($arg),*)
+                }
+            }
+        };
+    }
+
+    kernel! {
+        /// The summed loss of `c` (no gradients).
+        fn loss_sum(net: &FloatNetwork, c: &[Sample], lambda: f32) -> f64 {
+            let mut a = Box::new(Activations::new());
+            c.iter().map(|s| sample_loss(net.forward_acts(s, &mut a), s, lambda).0 as f64).sum::<f64>()
+        }
+    }
+
+    kernel! {
+        /// Forward and backward over one thread's slice of a batch: its summed loss and dense
+        /// gradients, its samples' accumulator gradients into `da` and output gradients into
+        /// `dout`.
+        fn backward_slice(net: &FloatNetwork, c: &[&Sample], lambda: f32, scale: f32, da: &mut [f32], dout: &mut [(f32, u8)]) -> (f64, DenseGrad) {
+            let mut g = DenseGrad::zeroed();
+            let mut a = Box::new(Activations::new());
+            let mut loss = 0f64;
+            for ((s, da), dout) in c.iter().zip(da.chunks_exact_mut(STACK_INPUTS)).zip(dout.iter_mut()) {
+                loss += backward_sample(net, s, lambda, scale, &mut a, da, &mut g, dout) as f64;
+            }
+            (loss, g)
+        }
+    }
+
+    kernel! {
+        /// Lazy Adam on one thread's group of feature rows (`w`, `m`, `v`: FT and PSQT rows from
+        /// row `first`).
+        #[allow(clippy::too_many_arguments)]
+        fn sparse_adam_rows<'a>(g: &Gradients, grp: &[(usize, usize)], first: usize, w: RowSlices<'a>, m: RowSlices<'a>, v: RowSlices<'a>, c: &AdamConfig, step_size: f32) -> () {
+            let ((w, wp), (m, mp), (v, vp)) = (w, m, v);
+            let (mut gr, mut pg) = ([0f32; HALF_DIMENSIONS], [0f32; PSQT_BUCKETS]);
+            for &(lo, hi) in grp {
+                let run = &g.pairs[lo..hi];
+                let r = run[0].0 as usize - first;
+                g.row_into(run, &mut gr, &mut pg);
+                let rw = r * HALF_DIMENSIONS..(r + 1) * HALF_DIMENSIONS;
+                adam_update(&mut w[rw.clone()], &gr, &mut m[rw.clone()], &mut v[rw], c, step_size);
+                let rp = r * PSQT_BUCKETS..(r + 1) * PSQT_BUCKETS;
+                adam_update(&mut wp[rp.clone()], &pg, &mut mp[rp.clone()], &mut vp[rp], c, step_size);
+            }
+        }
+    }
+}
+
 /// `q = sigmoid(net · NET_TO_INTERNAL / IN_SCALING)`.
 pub const IN_SCALING: f32 = 361.0;
 /// `p = sigmoid(score / OUT_SCALING)`.
@@ -125,6 +214,7 @@ struct Activations {
     h2: [f32; HIDDEN2],
 }
 
+#[inline(always)]
 fn in_range(x: f32) -> f32 {
     if (0.0..=1.0).contains(&x) {
         1.0
@@ -134,6 +224,7 @@ fn in_range(x: f32) -> f32 {
 }
 
 impl FloatNetwork {
+    #[inline(always)]
     fn forward_acts(&self, s: &Sample, a: &mut Activations) -> f32 {
         let (ftw, psqt) = (self.ft_weight(), self.psqt());
         let b = s.bucket.index();
@@ -188,7 +279,7 @@ impl Activations {
     }
 }
 
-#[inline]
+#[inline(always)]
 fn dot(a: &[f32], b: &[f32]) -> f32 {
     // Eight partial sums so the compiler vectorises it.
     let mut acc = [0f32; 8];
@@ -229,6 +320,7 @@ impl DenseGrad {
     }
 }
 
+#[inline(always)]
 fn add_into(a: &mut [f32], b: &[f32]) {
     a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
 }
@@ -262,6 +354,7 @@ impl Gradients {
         &self.pairs[lo..hi]
     }
 
+    #[inline(always)]
     fn row_into(&self, run: &[(u32, u32)], g: &mut [f32], pg: &mut [f32]) {
         g.fill(0.0);
         pg.fill(0.0);
@@ -325,10 +418,7 @@ pub fn mean_loss(net: &FloatNetwork, samples: &[Sample], lambda: f32, threads: u
     let sums: Vec<f64> = on_threads(t, || {
         samples
             .par_chunks(per)
-            .map(|c| {
-                let mut a = Box::new(Activations::new());
-                c.iter().map(|s| sample_loss(net.forward_acts(s, &mut a), s, lambda).0 as f64).sum::<f64>()
-            })
+            .map(|c| wide!(loss_sum(net, c, lambda)))
             .collect()
     });
     let total: f64 = sums.into_iter().sum();
@@ -349,15 +439,7 @@ pub fn gradients(net: &FloatNetwork, batch: &[&Sample], lambda: f32, threads: us
             .par_chunks(per)
             .zip(dacc.par_chunks_mut(per * 2 * HALF_DIMENSIONS))
             .zip(dout.par_chunks_mut(per))
-            .map(|((c, da), dout)| {
-                let mut g = DenseGrad::zeroed();
-                let mut a = Box::new(Activations::new());
-                let mut loss = 0f64;
-                for ((s, da), dout) in c.iter().zip(da.chunks_exact_mut(STACK_INPUTS)).zip(dout.iter_mut()) {
-                    loss += backward_sample(net, s, lambda, scale, &mut a, da, &mut g, dout) as f64;
-                }
-                (loss, g)
-            })
+            .map(|((c, da), dout)| wide!(backward_slice(net, c, lambda, scale, da, dout)))
             .collect()
     });
     let mut loss = 0f64;
@@ -385,6 +467,7 @@ pub fn gradients(net: &FloatNetwork, batch: &[&Sample], lambda: f32, threads: us
 /// One sample's forward and backward: adds its dense gradients (× `scale`) to `g`, writes
 /// d loss / d accumulators to `dacc` (`[2][512]`) and (d loss / d output, bucket) to `dout`.
 #[allow(clippy::too_many_arguments, clippy::needless_range_loop)]
+#[inline(always)]
 fn backward_sample(
     net: &FloatNetwork,
     s: &Sample,
@@ -470,7 +553,7 @@ pub struct Moments {
     pub v: FloatNetwork,
 }
 
-#[inline]
+#[inline(always)]
 fn adam_update(w: &mut [f32], g: &[f32], m: &mut [f32], v: &mut [f32], c: &AdamConfig, step_size: f32) {
     for i in 0..w.len() {
         let gi = g[i];
@@ -606,23 +689,13 @@ impl Trainer {
         }
         // Disjoint rows per group: no reduction, the same result on any thread.
         on_threads(t, || {
-            jobs.into_par_iter().for_each(|(grp, first, (w, wp), (m, mp), (v, vp))| {
-                let (mut gr, mut pg) = ([0f32; HALF_DIMENSIONS], [0f32; PSQT_BUCKETS]);
-                for &(lo, hi) in grp {
-                    let run = &g.pairs[lo..hi];
-                    let r = run[0].0 as usize - first;
-                    g.row_into(run, &mut gr, &mut pg);
-                    let rw = r * HALF_DIMENSIONS..(r + 1) * HALF_DIMENSIONS;
-                    adam_update(&mut w[rw.clone()], &gr, &mut m[rw.clone()], &mut v[rw], &c, step_size);
-                    let rp = r * PSQT_BUCKETS..(r + 1) * PSQT_BUCKETS;
-                    adam_update(&mut wp[rp.clone()], &pg, &mut mp[rp.clone()], &mut vp[rp], &c, step_size);
-                }
-            });
+            jobs.into_par_iter().for_each(|(grp, first, w, m, v)| wide!(sparse_adam_rows(g, grp, first, w, m, v, &c, step_size)));
         });
     }
 }
 
 type RowSlices<'a> = (&'a mut [f32], &'a mut [f32]);
+
 
 /// From FT and PSQT slices starting at row `base`: the rows `first..end` and the rest from
 /// `end` (`end = usize::MAX`: everything from `first`, nothing left).
@@ -636,5 +709,108 @@ fn take(rest: RowSlices<'_>, base: usize, first: usize, end: usize) -> (RowSlice
         let (w, wr) = w.split_at_mut((end - first) * HALF_DIMENSIONS);
         let (p, pr) = p.split_at_mut((end - first) * PSQT_BUCKETS);
         ((w, p), (wr, pr))
+    }
+}
+
+#[cfg(all(test, target_arch = "x86_64"))]
+mod tests {
+    use super::*;
+    use crate::FsfMapping;
+    use vzero_rules::{Position, Variant};
+
+    /// An empire net with random factoriser rows, and `n` samples from random play (scores from
+    /// a pseudo-random walk, results from their signs).
+    fn net_and_samples(n: usize) -> (FloatNetwork, Vec<Sample>) {
+        let v = Variant::builtin("empire").unwrap();
+        let m = FsfMapping::for_variant(v).unwrap();
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x >> 33
+        };
+        let mut net = FloatNetwork::init(&m, 3).with_factorizer(m.piece_indices());
+        let dims = net.dimensions();
+        for w in &mut net.ft_weight_mut()[dims * HALF_DIMENSIONS..] {
+            *w = (next() % 1000) as f32 / 10_000.0 - 0.05;
+        }
+        let (mut samples, mut pos, mut ply) = (Vec::new(), Position::startpos(v), 0);
+        while samples.len() < n {
+            let moves = pos.legal_moves();
+            if moves.is_empty() || ply >= 80 {
+                (pos, ply) = (Position::startpos(v), 0);
+                continue;
+            }
+            pos.play(moves[next() as usize % moves.len()]);
+            ply += 1;
+            if let Ok(f) = m.features(&pos) {
+                let score = (next() % 2001) as f32 - 1000.0;
+                samples.push(Sample::new(&f, score, score.signum()));
+            }
+        }
+        (net, samples)
+    }
+
+    fn bits(v: &[f32]) -> Vec<u32> {
+        v.iter().map(|x| x.to_bits()).collect()
+    }
+
+    /// The AVX2 copies of the kernels compute exactly what the portable ones do (no FMA, the same
+    /// order of operations): loss, dense and accumulator gradients, and the sparse Adam step, bit
+    /// for bit, so a net trains the same on a CPU with AVX2 and on one without.
+    #[test]
+    fn the_avx2_kernels_give_the_portable_results_bit_for_bit() {
+        if !std::is_x86_feature_detected!("avx2") {
+            eprintln!("this CPU has no AVX2: only the portable kernels run here");
+            return;
+        }
+        let n = 96;
+        let (net, samples) = net_and_samples(n);
+        let batch: Vec<&Sample> = samples.iter().collect();
+        let scale = 1.0 / n as f32;
+        let (mut da, mut dout) = (vec![0f32; 2 * n * HALF_DIMENSIONS], vec![(0f32, 0u8); n]);
+        let (mut da2, mut dout2) = (da.clone(), dout.clone());
+        let (loss, g) = kernels::backward_slice(&net, &batch, 0.4, scale, &mut da, &mut dout);
+        // SAFETY: the CPU has AVX2 (checked above).
+        let (loss2, g2) = unsafe { kernels::backward_slice::avx2(&net, &batch, 0.4, scale, &mut da2, &mut dout2) };
+        assert_eq!(loss.to_bits(), loss2.to_bits());
+        assert!(loss > 0.0 && da.iter().any(|&d| d != 0.0), "a batch with gradients");
+        assert_eq!((bits(&da), bits(&g.ft_bias)), (bits(&da2), bits(&g2.ft_bias)));
+        assert_eq!(dout.iter().map(|(d, b)| (d.to_bits(), *b)).collect::<Vec<_>>(), dout2.iter().map(|(d, b)| (d.to_bits(), *b)).collect::<Vec<_>>());
+        for (a, b) in g.stacks.iter().zip(&g2.stacks) {
+            assert_eq!(bits(&a.l1_weight), bits(&b.l1_weight));
+            assert_eq!(bits(&a.l2_weight), bits(&b.l2_weight));
+            assert_eq!((bits(&a.out_weight), a.out_bias.to_bits()), (bits(&b.out_weight), b.out_bias.to_bits()));
+        }
+        let sum = kernels::loss_sum(&net, &samples, 0.4);
+        // SAFETY: as above.
+        assert_eq!(sum.to_bits(), unsafe { kernels::loss_sum::avx2(&net, &samples, 0.4) }.to_bits());
+
+        // the sparse Adam step over every touched row, from the same moments, both ways
+        let grads = gradients(&net, &batch, 0.4, 1);
+        let mut runs = Vec::new();
+        let mut i = 0;
+        while i < grads.pairs.len() {
+            let j = i + grads.pairs[i..].iter().take_while(|p| p.0 == grads.pairs[i].0).count();
+            runs.push((i, j));
+            i = j;
+        }
+        let c = AdamConfig::default();
+        let mut ends = Vec::new();
+        for wide in [false, true] {
+            let (mut w, mut m, mut v) = (net.clone(), net.zeroed_like(), net.zeroed_like());
+            for s in m.ft_weight_and_psqt_mut().0.iter_mut().chain(v.ft_weight_and_psqt_mut().0.iter_mut()) {
+                *s = 1e-3;
+            }
+            let (ws, ms, vs) = (w.ft_weight_and_psqt_mut(), m.ft_weight_and_psqt_mut(), v.ft_weight_and_psqt_mut());
+            if wide {
+                // SAFETY: as above.
+                unsafe { kernels::sparse_adam_rows::avx2(&grads, &runs, 0, ws, ms, vs, &c, 0.01) }
+            } else {
+                kernels::sparse_adam_rows(&grads, &runs, 0, ws, ms, vs, &c, 0.01)
+            }
+            ends.push((bits(w.ft_weight()), bits(w.psqt()), bits(v.ft_weight())));
+        }
+        assert_ne!(bits(net.ft_weight()), ends[0].0, "the step moved the touched rows");
+        assert!(ends[0] == ends[1], "the AVX2 Adam step differs from the portable one");
     }
 }
