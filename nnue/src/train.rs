@@ -73,8 +73,8 @@ macro_rules! wide {
 mod kernels {
     use super::*;
 
-    /// Defines `pub fn $name` and, on x86-64, `avx2::$name` with `#[target_feature(enable =
-    /// "avx2")]`, from one body.
+    /// Defines `pub fn $name` and, on x86-64, `$name::avx2`, the same body compiled with
+    /// `#[target_feature(enable = "avx2")]` (the caller checks the CPU).
     macro_rules! kernel {
         ($(#[$m:meta])* fn $name:ident$(<$($l:lifetime),*>)?($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty $body:block) => {
             $(#[$m])*
@@ -84,6 +84,7 @@ mod kernels {
             #[cfg(target_arch = "x86_64")]
             pub mod $name {
                 use super::*;
+                $(#[$m])*
                 #[target_feature(enable = "avx2")]
                 pub unsafe fn avx2$(<$($l),*>)?($($arg: $ty),*) -> $ret {
                     super::$name($($arg),*)
@@ -118,7 +119,7 @@ mod kernels {
     kernel! {
         /// Lazy Adam on one thread's group of feature rows (`w`, `m`, `v`: FT and PSQT rows from
         /// row `first`).
-        #[allow(clippy::too_many_arguments)]
+        #[allow(clippy::too_many_arguments, clippy::unused_unit)]
         fn sparse_adam_rows<'a>(g: &Gradients, grp: &[(usize, usize)], first: usize, w: RowSlices<'a>, m: RowSlices<'a>, v: RowSlices<'a>, c: &AdamConfig, step_size: f32) -> () {
             let ((w, wp), (m, mp), (v, vp)) = (w, m, v);
             let (mut gr, mut pg) = ([0f32; HALF_DIMENSIONS], [0f32; PSQT_BUCKETS]);
