@@ -122,6 +122,7 @@ fn read_status(path: &Path) -> Result<Value> {
         })
         .collect();
     let last = metrics.last();
+    let resigns = s.resigns();
     let nnue = if local { read_nnue(path, &s)? } else { Value::Null };
     Ok(json!({
         "name": s.location,
@@ -134,8 +135,8 @@ fn read_status(path: &Path) -> Result<Value> {
         "rows_per_min": s.rows_per_min,
         "external_rows_per_min": s.external_rows_per_min,
         // games resigned and the playthrough games' would-be resigners, over every process
-        "resigns": s.resigns(),
-        "false_resign_rate": s.resigns().false_resign_rate(),
+        "resigns": resigns,
+        "false_resign_rate": resigns.false_resign_rate(),
         "steps_per_min": s.steps_per_min,
         // the newest of metrics.csv and the newest checkpoint (metrics rows come every few steps)
         "steps": last.map(|m| m.step).max(s.checkpoint.as_ref().map(|c| c.step)),
